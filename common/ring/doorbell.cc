@@ -1,0 +1,91 @@
+#include "common/ring/doorbell.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <ctime>
+
+namespace gtpcp::ring {
+
+namespace {
+
+uint32_t* futexWord(std::atomic<uint32_t>* word) {
+  return reinterpret_cast<uint32_t*>(word);
+}
+
+// Fences F1 and F2 order plain loads and stores of different atomics (Dekker):
+// ThreadSanitizer does not model fences, and GCC says so (-Wtsan). That is
+// harmless here: the fences guard no plain data (the ring's own release and
+// acquire on head and tail do), only the "no lost wake-up" property, which the
+// tests check by behaviour; the fence instruction is still executed.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+inline void dekkerFence() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace
+
+void initDoorbell(DoorbellShm* shm) noexcept {
+  // Relaxed: the doorbell is initialised before it is shared (the segment's
+  // magic, or the thread start, publishes it).
+  shm->sequence.store(0, std::memory_order_relaxed);
+  shm->sleeping.store(0, std::memory_order_relaxed);
+}
+
+void Doorbell::ring() noexcept {
+  // F1 pairs with F2 in announceSleep() (see the protocol in doorbell.h).
+  dekkerFence();
+  // A4 pairs with R4 in announceSleep(): when this sees the consumer's 1, the
+  // consumer's load of `sequence` happened before the increment below.
+  if (shm_->sleeping.load(std::memory_order_acquire) == 0) return;
+  // Relaxed: the datagrams are published by the ring's release store (R1);
+  // this only moves the futex word so that FUTEX_WAIT does not block.
+  shm_->sequence.fetch_add(1, std::memory_order_relaxed);
+  // Not private: the sleeper is usually another process. Wake all: there is
+  // one consumer, and waking "all" of one costs the same.
+  ::syscall(SYS_futex, futexWord(&shm_->sequence), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+uint32_t Doorbell::announceSleep() noexcept {
+  // Relaxed: ordered before the release store below, which is what producers
+  // synchronise with (A4).
+  const uint32_t seen = shm_->sequence.load(std::memory_order_relaxed);
+  // R4 pairs with A4 in ring().
+  shm_->sleeping.store(1, std::memory_order_release);
+  // F2 pairs with F1 in ring().
+  dekkerFence();
+  return seen;
+}
+
+Doorbell::Slept Doorbell::sleepUnlessRung(uint32_t seen, std::chrono::nanoseconds timeout) noexcept {
+  const auto ns = timeout.count();
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  // FUTEX_WAIT sleeps only while the word still equals `seen` (compared in the
+  // kernel, atomically with going to sleep); its timeout is relative.
+  const long rc = ::syscall(SYS_futex, futexWord(&shm_->sequence), FUTEX_WAIT, seen, &ts, nullptr, 0);
+  if (rc == 0) {
+    // Woken: by a ring, or by a late FUTEX_WAKE meant for an earlier sleep.
+    // Relaxed: only compares the word; the data comes through the ring (A1).
+    return shm_->sequence.load(std::memory_order_relaxed) != seen ? Slept::kRung : Slept::kSpurious;
+  }
+  switch (errno) {
+    case EAGAIN: return Slept::kRung;  // rung between announceSleep() and here
+    case ETIMEDOUT: return Slept::kTimedOut;
+    default: return Slept::kSpurious;  // EINTR: a signal; the caller checks the deadline
+  }
+}
+
+void Doorbell::endSleep() noexcept {
+  // Relaxed: a producer that still reads the 1 only makes a needless
+  // FUTEX_WAKE; the next sleep announces itself again with R4.
+  shm_->sleeping.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace gtpcp::ring
