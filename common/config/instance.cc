@@ -1,0 +1,779 @@
+// gtpcp.yaml: the key table and everything derived from it (see instance.h).
+//
+// The table kKeys is the only place a key is described. To add a key: add a
+// field to InstanceConfig, add one entry here (in file order, after its
+// section), add its tests, and regenerate config/gtpcp.yaml:
+//   GTPCP_UPDATE_EXAMPLES=1 gtpcp_config_tests --gtest_filter=InstanceExample.*
+// Cross-key rules (one address at least, one CPU per worker, paths) are in
+// crossCheck(); derived values are computed in derive() and checked in
+// checkDerived().
+#include "common/config/instance.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <utility>
+
+#include <yaml-cpp/yaml.h>
+
+#include "common/config/address.h"
+#include "common/config/instance_detail.h"
+#include "common/config/yaml_util.h"
+
+namespace gtpcp::config {
+
+namespace detail {
+// A validated value on its way from the YAML node to InstanceConfig.
+struct KeyValue {
+  int64_t integer = 0;  // kInteger; kEnum: index in choices
+  std::string text;     // kName, kPath
+  std::vector<int64_t> list;
+  gtp::Ipv4 ipv4;
+  gtp::Ipv6 ipv6;
+};
+}  // namespace detail
+
+namespace {
+
+using detail::Diagnostics;
+using detail::KeyValue;
+using detail::MapEntry;
+using detail::quote;
+
+// ZeroMQ ipc:// endpoints live in run_dir, and a Unix socket path must fit
+// in sockaddr_un.sun_path (108 bytes with its terminator): this leaves room
+// for the endpoint names.
+constexpr std::size_t kMaxRunDirBytes = 80;
+constexpr std::string_view kNameExtraChars = "_-";
+
+template <class T>
+std::string showNumber(T value) {
+  return std::to_string(value);
+}
+std::string showAddress(const std::optional<gtp::Ipv4>& a) { return a ? gtp::toString(*a) : ""; }
+std::string showAddress(const std::optional<gtp::Ipv6>& a) { return a ? gtp::toString(*a) : ""; }
+
+// clang-format off
+constexpr KeyInfo kKeys[] = {
+  {.path = "group", .type = KeyType::kName, .min = 1, .max = 32, .flags = KeyInfo::kRequired,
+   .doc = "Name of the group; names its shared-memory objects and its run directory.",
+   .example = "local",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.group = v.text; },
+   .show = [](const InstanceConfig& c) { return c.group; }},
+  {.path = "instance", .type = KeyType::kName, .min = 1, .max = 16, .default_value = "a",
+   .doc = "This instance within the group (active and standby instances differ here).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.instance = v.text; },
+   .show = [](const InstanceConfig& c) { return c.instance; }},
+  {.path = "run_dir", .type = KeyType::kPath, .default_value = "/tmp/gtpcp/<group>",
+   .doc = "Directory of the group's pid files, logs and sockets; <group> is replaced by the group name.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.run_dir.configured = v.text; },
+   .show = [](const InstanceConfig& c) { return c.run_dir.resolved; }},
+  {.path = "workers", .type = KeyType::kInteger, .min = 1, .max = 64, .default_value = "2",
+   .doc = "Number of worker processes; worker I owns the partitions p with p % workers == I.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.workers = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.workers); }},
+  {.path = "routing", .type = KeyType::kPath, .reload = ReloadClass::kReload, .flags = KeyInfo::kRequired,
+   .doc = "Path of the routing document (pools and rules); relative to the directory of this file.",
+   .example = "routing.yaml",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.routing.configured = v.text; },
+   .show = [](const InstanceConfig& c) { return c.routing.resolved; }},
+
+  {.path = "log", .type = KeyType::kSection, .doc = "Logging."},
+  {.path = "log.level", .type = KeyType::kEnum, .default_value = "info",
+   .choices = "trace|debug|info|warn|error|off", .reload = ReloadClass::kReload,
+   .doc = "Least severe level logged; IMSI and MSISDN are masked at info and above.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.log.level = static_cast<LogLevel>(v.integer); },
+   .show = [](const InstanceConfig& c) { return std::string(logLevelName(c.log.level)); }},
+  {.path = "log.directory", .type = KeyType::kPath, .default_value = "<run_dir>",
+   .doc = "Directory of the log files; <run_dir> and <group> are replaced.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.log.directory.configured = v.text; },
+   .show = [](const InstanceConfig& c) { return c.log.directory.resolved; }},
+
+  {.path = "gtpc", .type = KeyType::kSection, .doc = "GTP-C: the proxy's UDP sockets on both legs."},
+  {.path = "gtpc.port", .type = KeyType::kInteger, .min = 1, .max = 65535, .default_value = "2123",
+   .doc = "UDP port of GTP-C on both legs (TS 29.274 and TS 29.060 use 2123).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.port = static_cast<uint16_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.gtpc.port); }},
+  {.path = "gtpc.access", .type = KeyType::kSection,
+   .doc = "The proxy's GTP-C address toward SGWs and SGSNs: ipv4, ipv6 or both (at least one)."},
+  {.path = "gtpc.access.ipv4", .type = KeyType::kIpv4,
+   .doc = "IPv4 address toward the access side.", .example = "127.0.0.1",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.access.ipv4 = v.ipv4; },
+   .show = [](const InstanceConfig& c) { return showAddress(c.gtpc.access.ipv4); }},
+  {.path = "gtpc.access.ipv6", .type = KeyType::kIpv6, .flags = KeyInfo::kCommentedInExample,
+   .doc = "IPv6 address toward the access side.", .example = "::1",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.access.ipv6 = v.ipv6; },
+   .show = [](const InstanceConfig& c) { return showAddress(c.gtpc.access.ipv6); }},
+  {.path = "gtpc.gateway", .type = KeyType::kSection, .flags = KeyInfo::kCommentedInExample,
+   .doc = "The proxy's GTP-C address toward PGWs and GGSNs; without this section, the access addresses."},
+  {.path = "gtpc.gateway.ipv4", .type = KeyType::kIpv4,
+   .doc = "IPv4 address toward the gateway side.", .example = "127.0.0.1",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.gateway.ipv4 = v.ipv4; },
+   .show = [](const InstanceConfig& c) { return showAddress(c.gtpc.gateway.ipv4); }},
+  {.path = "gtpc.gateway.ipv6", .type = KeyType::kIpv6,
+   .doc = "IPv6 address toward the gateway side.", .example = "::1",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.gateway.ipv6 = v.ipv6; },
+   .show = [](const InstanceConfig& c) { return showAddress(c.gtpc.gateway.ipv6); }},
+  {.path = "gtpc.socket_buffer_bytes", .type = KeyType::kInteger, .min = 65536, .max = 268435456,
+   .default_value = "8388608",
+   .doc = "SO_RCVBUF and SO_SNDBUF of each GTP-C socket, in bytes.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.socket_buffer_bytes = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.gtpc.socket_buffer_bytes); }},
+  {.path = "gtpc.recovery", .type = KeyType::kInteger, .min = 0, .max = 255, .default_value = "1",
+   .doc = "Recovery (restart counter) the group announces (TS 29.274 8.5); later kept in Redis.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.recovery = static_cast<uint8_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.gtpc.recovery); }},
+
+  {.path = "timers", .type = KeyType::kSection,
+   .doc = "Retransmission of the requests the proxy sends (TS 29.274 7.6, TS 29.060 7.6)."},
+  {.path = "timers.t3_ms", .type = KeyType::kInteger, .min = 100, .max = 60000, .default_value = "3000",
+   .reload = ReloadClass::kReload,
+   .doc = "T3-RESPONSE: milliseconds to wait for a response before sending the request again.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.timers.t3_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.timers.t3_ms); }},
+  {.path = "timers.n3", .type = KeyType::kInteger, .min = 0, .max = 10, .default_value = "2",
+   .reload = ReloadClass::kReload,
+   .doc = "N3-REQUESTS: how many times a request is sent again before it is given up.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.timers.n3 = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.timers.n3); }},
+
+  {.path = "rings", .type = KeyType::kSection,
+   .doc = "Shared-memory rings between the forwarder and each worker (slots: rounded up to a power of two)."},
+  {.path = "rings.priority_slots", .type = KeyType::kInteger, .min = 4096, .max = 1048576,
+   .default_value = "16384", .flags = KeyInfo::kPowerOfTwo,
+   .doc = "64-octet slots of each worker's priority ring (responses, established sessions); a datagram of N octets takes (N + 48) / 64 slots, rounded up.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.rings.priority_slots.configured = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.rings.priority_slots.effective); }},
+  {.path = "rings.new_slots", .type = KeyType::kInteger, .min = 4096, .max = 1048576,
+   .default_value = "8192", .flags = KeyInfo::kPowerOfTwo,
+   .doc = "Slots of each worker's ring of session-creating requests; when full, new sessions are rejected.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.rings.new_slots.configured = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.rings.new_slots.effective); }},
+  {.path = "rings.batch", .type = KeyType::kInteger, .min = 1, .max = 1024, .default_value = "64",
+   .doc = "Datagrams per recvmmsg/sendmmsg call.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.rings.batch = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.rings.batch); }},
+
+  {.path = "sessions", .type = KeyType::kSection,
+   .doc = "Session and transaction tables in shared memory (rounded up to a power of two)."},
+  {.path = "sessions.per_partition", .type = KeyType::kInteger, .min = 64, .max = 16384,
+   .default_value = "4096", .flags = KeyInfo::kPowerOfTwo,
+   .doc = "Session slots of each of the 1024 partitions.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.sessions.per_partition.configured = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.sessions.per_partition.effective); }},
+  {.path = "sessions.transactions", .type = KeyType::kInteger, .min = 1024, .max = 4194304,
+   .default_value = "65536", .flags = KeyInfo::kPowerOfTwo,
+   .doc = "In-flight transactions of each worker.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.sessions.transactions.configured = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.sessions.transactions.effective); }},
+
+  {.path = "cpu", .type = KeyType::kSection, .doc = "CPU pinning."},
+  {.path = "cpu.forwarder", .type = KeyType::kInteger, .min = -1, .max = 1023, .default_value = "-1",
+   .doc = "CPU the forwarder is pinned to; -1 leaves it unpinned.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.cpu.forwarder = static_cast<int32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.cpu.forwarder); }},
+  {.path = "cpu.workers", .type = KeyType::kIntegerList, .min = 0, .max = 1023, .default_value = "[]",
+   .doc = "CPU of each worker, by worker index: [] leaves them unpinned, else one entry per worker.",
+   .store = [](InstanceConfig& c, const KeyValue& v) {
+      c.cpu.workers.assign(v.list.begin(), v.list.end()); },
+   .show = [](const InstanceConfig& c) {
+      std::string out = "[";
+      for (std::size_t i = 0; i < c.cpu.workers.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(c.cpu.workers[i]);
+      return out + "]"; }},
+};
+// clang-format on
+
+std::string_view parentOf(std::string_view path) noexcept {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? std::string_view{} : path.substr(0, dot);
+}
+std::string_view leafOf(std::string_view path) noexcept {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+std::vector<std::string_view> childrenOf(std::string_view section) {
+  std::vector<std::string_view> out;
+  for (const KeyInfo& k : kKeys)
+    if (parentOf(k.path) == section) out.push_back(leafOf(k.path));
+  return out;
+}
+
+std::string joinNames(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + std::string(names[i]);
+  return out;
+}
+
+std::vector<std::string_view> splitChoices(std::string_view choices) {
+  std::vector<std::string_view> out;
+  while (!choices.empty()) {
+    const auto bar = choices.find('|');
+    out.push_back(choices.substr(0, bar));
+    if (bar == std::string_view::npos) break;
+    choices.remove_prefix(bar + 1);
+  }
+  return out;
+}
+
+[[noreturn]] void invariantFailed(const char* what) {
+  std::fprintf(stderr, "gtpcp config: internal invariant broken: %s\n", what);
+  std::abort();
+}
+// Derived values and table defaults are computed by this file, not read from
+// peers: a broken one is a bug, so it stops the process in every build type.
+#define GTPCP_CONFIG_INVARIANT(cond) \
+  do {                               \
+    if (!(cond)) invariantFailed(#cond); \
+  } while (0)
+
+// -- reading values ----------------------------------------------------------
+
+// Placeholders a path may hold.
+constexpr std::string_view kPlaceholders[] = {"<group>", "<run_dir>"};
+
+// "" when every '<' of `text` opens a known placeholder, else the message.
+std::string placeholderProblem(std::string_view text) {
+  for (std::size_t at = text.find('<'); at != std::string_view::npos; at = text.find('<', at + 1)) {
+    const bool known = std::any_of(std::begin(kPlaceholders), std::end(kPlaceholders),
+                                   [&](std::string_view p) { return text.substr(at, p.size()) == p; });
+    if (!known) {
+      const auto end = text.find('>', at);
+      const std::string_view bad =
+          text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at + 1);
+      return "unknown placeholder " + quote(bad) + " (known: <group>, <run_dir>)";
+    }
+  }
+  return "";
+}
+
+std::optional<KeyValue> readValue(const KeyInfo& key, const YAML::Node& node, int line,
+                                  Diagnostics& diag) {
+  const std::string path(key.path);
+  KeyValue v;
+  switch (key.type) {
+    case KeyType::kSection:
+      return std::nullopt;
+    case KeyType::kInteger: {
+      auto value = detail::readInteger(node, line, path, key.min, key.max, diag);
+      if (!value) return std::nullopt;
+      v.integer = *value;
+      return v;
+    }
+    case KeyType::kIntegerList: {
+      if (!node.IsSequence()) {
+        diag.error(line, path, "expected a list of integers " + std::to_string(key.min) + ".." +
+                                   std::to_string(key.max) + ", found " +
+                                   std::string(detail::kindOf(node)));
+        return std::nullopt;
+      }
+      bool ok = true;
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        const YAML::Node item = node[i];
+        const int item_line = detail::lineOf(item) ? detail::lineOf(item) : line;
+        auto value = detail::readInteger(item, item_line, detail::indexKey(path, i), key.min, key.max, diag);
+        if (value) v.list.push_back(*value);
+        ok = ok && value.has_value();
+      }
+      if (!ok) return std::nullopt;
+      return v;
+    }
+    case KeyType::kName: {
+      const std::string* text = detail::readScalar(node, line, path, "a name", diag);
+      if (!text) return std::nullopt;
+      if (!detail::isName(*text, static_cast<std::size_t>(key.min), static_cast<std::size_t>(key.max),
+                          kNameExtraChars)) {
+        diag.error(line, path, quote(*text) + " is not a valid name: " + key.typeText());
+        return std::nullopt;
+      }
+      v.text = *text;
+      return v;
+    }
+    case KeyType::kPath: {
+      const std::string* text = detail::readScalar(node, line, path, "a path", diag);
+      if (!text) return std::nullopt;
+      if (text->empty()) {
+        diag.error(line, path, "must not be empty");
+        return std::nullopt;
+      }
+      if (text->find('\0') != std::string::npos) {
+        diag.error(line, path, quote(*text) + " holds a NUL character");
+        return std::nullopt;
+      }
+      if (std::string problem = placeholderProblem(*text); !problem.empty()) {
+        diag.error(line, path, quote(*text) + ": " + problem);
+        return std::nullopt;
+      }
+      v.text = *text;
+      return v;
+    }
+    case KeyType::kEnum: {
+      const std::string* text = detail::readScalar(node, line, path, key.typeText(), diag);
+      if (!text) return std::nullopt;
+      const std::vector<std::string_view> choices = splitChoices(key.choices);
+      const std::string lower = detail::toLower(*text);
+      auto it = std::find(choices.begin(), choices.end(), lower);
+      if (it == choices.end()) {
+        diag.error(line, path, quote(*text) + " is not one of " + joinNames(choices));
+        return std::nullopt;
+      }
+      v.integer = it - choices.begin();
+      return v;
+    }
+    case KeyType::kIpv4: {
+      const std::string* text = detail::readScalar(node, line, path, "an IPv4 address", diag);
+      if (!text) return std::nullopt;
+      if (!gtp::parseIpv4(*text, v.ipv4)) {
+        diag.error(line, path, quote(*text) + " is not an IPv4 address" +
+                                   detail::otherFamilyHint(*text, true));
+        return std::nullopt;
+      }
+      if (std::string problem = detail::unicastProblem(v.ipv4); !problem.empty()) {
+        diag.error(line, path, quote(*text) + " " + problem);
+        return std::nullopt;
+      }
+      return v;
+    }
+    case KeyType::kIpv6: {
+      const std::string* text = detail::readScalar(node, line, path, "an IPv6 address", diag);
+      if (!text) return std::nullopt;
+      if (!gtp::parseIpv6(*text, v.ipv6)) {
+        diag.error(line, path, quote(*text) + " is not an IPv6 address" +
+                                   detail::otherFamilyHint(*text, false));
+        return std::nullopt;
+      }
+      if (std::string problem = detail::unicastProblem(v.ipv6); !problem.empty()) {
+        diag.error(line, path, quote(*text) + " " + problem);
+        return std::nullopt;
+      }
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+// The YAML text of a table value (default or example) as written in the
+// example file: integers and lists as they are, other values quoted when
+// YAML could read them as something else.
+std::string yamlText(const KeyInfo& key, std::string_view value) {
+  if (key.type == KeyType::kInteger || key.type == KeyType::kIntegerList) return std::string(value);
+  const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '/' || c == '-';
+  });
+  return plain ? std::string(value) : quote(value);
+}
+
+// The table's default of `key`, through the same checks as a value from a file.
+KeyValue defaultValue(const KeyInfo& key) {
+  Diagnostics diag("<default>");
+  const YAML::Node node = YAML::Load(yamlText(key, key.default_value));
+  std::optional<KeyValue> value = readValue(key, node, 0, diag);
+  GTPCP_CONFIG_INVARIANT(value.has_value());
+  return *value;
+}
+
+// -- walking the document ----------------------------------------------------
+
+struct Found {
+  std::map<std::string, MapEntry, std::less<>> values;  // key path -> entry
+  std::map<std::string, int, std::less<>> sections;     // section path -> line
+};
+
+void walk(const YAML::Node& map, std::string_view prefix, Diagnostics& diag, Found& found) {
+  const std::vector<std::string_view> known = childrenOf(prefix);
+  for (MapEntry& entry : detail::mapEntries(map, prefix, diag)) {
+    const KeyInfo* info = findInstanceKey(entry.path);
+    // "gtpc.port" written as one key at the top is not gtpc: port.
+    if (info == nullptr || parentOf(info->path) != prefix) {
+      detail::reportUnknownKey(diag, entry, known);
+      continue;
+    }
+    if (!info->isSection()) {
+      found.values.emplace(entry.path, entry);
+      continue;
+    }
+    found.sections.emplace(entry.path, entry.line);
+    if (entry.value.IsNull()) continue;  // every key of the section commented out
+    if (!entry.value.IsMap()) {
+      diag.error(entry.line, entry.path,
+                 "expected a section (a mapping of " + joinNames(childrenOf(info->path)) +
+                     "), found " + std::string(detail::kindOf(entry.value)));
+      continue;
+    }
+    walk(entry.value, entry.path, diag, found);
+  }
+}
+
+// Line of the innermost section present above `path`, 0 when none is.
+int sectionLine(const Found& found, std::string_view path) {
+  for (std::string_view p = parentOf(path); !p.empty(); p = parentOf(p)) {
+    auto it = found.sections.find(p);
+    if (it != found.sections.end()) return it->second;
+  }
+  return 0;
+}
+
+std::string substitute(std::string text, std::string_view placeholder, std::string_view value) {
+  for (auto at = text.find(placeholder); at != std::string::npos;
+       at = text.find(placeholder, at + value.size()))
+    text.replace(at, placeholder.size(), value);
+  return text;
+}
+
+std::string resolvePath(const std::string& base_dir, const std::string& text) {
+  std::filesystem::path p(text);
+  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
+  std::string out = p.lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+std::string absoluteDir(const std::string& dir) {
+  std::filesystem::path p = dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir);
+  if (p.is_relative()) p = std::filesystem::current_path() / p;
+  std::string out = p.lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+int entryLine(const Found& found, std::string_view path) {
+  auto it = found.values.find(path);
+  return it == found.values.end() ? sectionLine(found, path) : it->second.line;
+}
+
+// Rules that tie keys together, and the paths (which depend on group and
+// run_dir). Each check runs only when the keys it reads are valid, so that
+// one mistake is reported once.
+void crossCheck(InstanceConfig& c, const Found& found, Diagnostics& diag) {
+  if (!diag.hasErrorAt("gtpc.access") && !c.gtpc.access.ipv4 && !c.gtpc.access.ipv6) {
+    const bool present = found.sections.count("gtpc.access") != 0;
+    diag.error(present ? found.sections.find("gtpc.access")->second : sectionLine(found, "gtpc.access"),
+               "gtpc.access",
+               present ? "needs an ipv4 or an ipv6 address (or both)"
+                       : "is missing: give the proxy's ipv4 and/or ipv6 address toward the SGWs");
+  }
+  const auto gateway = found.sections.find("gtpc.gateway");
+  c.gtpc.gateway_from_access = gateway == found.sections.end();
+  if (c.gtpc.gateway_from_access) {
+    c.gtpc.gateway = c.gtpc.access;
+  } else if (!diag.hasErrorAt("gtpc.gateway") && !c.gtpc.gateway.ipv4 && !c.gtpc.gateway.ipv6) {
+    diag.error(gateway->second, "gtpc.gateway",
+               "needs an ipv4 or an ipv6 address (or both); remove the section to use the "
+               "access addresses toward the gateways too");
+  }
+
+  if (!diag.hasErrorAt("cpu.workers") && !diag.hasErrorAt("workers") && !c.cpu.workers.empty() &&
+      c.cpu.workers.size() != c.workers) {
+    diag.error(entryLine(found, "cpu.workers"), "cpu.workers",
+               "has " + std::to_string(c.cpu.workers.size()) + " entries but workers is " +
+                   std::to_string(c.workers) + ": give one CPU per worker, or []");
+  }
+
+  if (diag.hasErrorAt("group") || diag.hasErrorAt("run_dir")) return;
+  if (c.run_dir.configured.find("<run_dir>") != std::string::npos) {
+    diag.error(entryLine(found, "run_dir"), "run_dir", "cannot refer to itself (<run_dir>)");
+    return;
+  }
+  c.run_dir.resolved =
+      resolvePath(c.base_dir, substitute(c.run_dir.configured, "<group>", c.group));
+  if (c.run_dir.resolved.size() > kMaxRunDirBytes) {
+    diag.error(entryLine(found, "run_dir"), "run_dir",
+               quote(c.run_dir.resolved) + " is " + std::to_string(c.run_dir.resolved.size()) +
+                   " bytes long; at most " + std::to_string(kMaxRunDirBytes) +
+                   ", so that the ipc:// sockets in it fit in a Unix socket path");
+  }
+  auto resolve = [&](const PathSetting& p) {
+    return resolvePath(c.base_dir, substitute(substitute(p.configured, "<group>", c.group),
+                                              "<run_dir>", c.run_dir.resolved));
+  };
+  if (!diag.hasErrorAt("log.directory")) c.log.directory.resolved = resolve(c.log.directory);
+  if (!diag.hasErrorAt("routing")) c.routing.resolved = resolve(c.routing);
+}
+
+PowerOfTwo roundUp(PowerOfTwo p) {
+  p.effective = std::bit_ceil(p.configured);
+  return p;
+}
+
+// Values computed once from validated keys.
+void derive(InstanceConfig& c) {
+  c.rings.priority_slots = roundUp(c.rings.priority_slots);
+  c.rings.new_slots = roundUp(c.rings.new_slots);
+  c.sessions.per_partition = roundUp(c.sessions.per_partition);
+  c.sessions.transactions = roundUp(c.sessions.transactions);
+  c.timers.transaction_lifetime_ms = c.timers.t3_ms * (c.timers.n3 + 1);
+}
+
+void checkPowerOfTwo(const PowerOfTwo& p, std::string_view path) {
+  const KeyInfo* key = findInstanceKey(path);
+  GTPCP_CONFIG_INVARIANT(key != nullptr);
+  GTPCP_CONFIG_INVARIANT(std::has_single_bit(p.effective));
+  GTPCP_CONFIG_INVARIANT(p.effective >= p.configured && p.effective / 2 < p.configured);
+  GTPCP_CONFIG_INVARIANT(p.effective <= key->max);
+}
+
+void checkDerived(const InstanceConfig& c) {
+  checkPowerOfTwo(c.rings.priority_slots, "rings.priority_slots");
+  checkPowerOfTwo(c.rings.new_slots, "rings.new_slots");
+  checkPowerOfTwo(c.sessions.per_partition, "sessions.per_partition");
+  checkPowerOfTwo(c.sessions.transactions, "sessions.transactions");
+  // A batch never exceeds a ring: the bounds make it so.
+  GTPCP_CONFIG_INVARIANT(c.rings.batch <= c.rings.new_slots.effective);
+  GTPCP_CONFIG_INVARIANT(c.rings.batch <= c.rings.priority_slots.effective);
+  GTPCP_CONFIG_INVARIANT(c.timers.transaction_lifetime_ms == c.timers.t3_ms * (c.timers.n3 + 1));
+  GTPCP_CONFIG_INVARIANT(c.gtpc.access.ipv4 || c.gtpc.access.ipv6);
+  GTPCP_CONFIG_INVARIANT(c.gtpc.gateway.ipv4 || c.gtpc.gateway.ipv6);
+  GTPCP_CONFIG_INVARIANT(!c.gtpc.gateway_from_access || c.gtpc.gateway == c.gtpc.access);
+  GTPCP_CONFIG_INVARIANT(c.cpu.workers.empty() || c.cpu.workers.size() == c.workers);
+  for (const PathSetting* p : {&c.run_dir, &c.routing, &c.log.directory})
+    GTPCP_CONFIG_INVARIANT(!p->resolved.empty() && p->resolved.front() == '/');
+}
+
+// On failure, `routing_path` is the resolved routing path when it is known.
+Result<InstanceConfig> parseImpl(std::string_view text, const std::string& display_name,
+                                 const std::string& base_dir, std::string& routing_path) {
+  routing_path.clear();
+  Diagnostics diag(display_name);
+  InstanceConfig c;
+  c.file = display_name;
+  c.base_dir = absoluteDir(base_dir);
+
+  const std::optional<YAML::Node> doc = detail::parseDocument(text, diag);
+  if (!doc) return tl::unexpected(diag.take());
+  Found found;
+  if (doc->IsMap()) {
+    walk(*doc, "", diag, found);
+  } else if (!doc->IsNull()) {
+    diag.error(detail::lineOf(*doc), "",
+               "expected a mapping of keys, found " + std::string(detail::kindOf(*doc)));
+    return tl::unexpected(diag.take());
+  }
+
+  for (const KeyInfo& key : kKeys) {
+    if (key.isSection()) continue;
+    std::optional<KeyValue> value;
+    auto it = found.values.find(key.path);
+    if (it != found.values.end()) {
+      const MapEntry& entry = it->second;
+      if (entry.value.IsNull()) {
+        diag.error(entry.line, entry.path,
+                   key.default_value.empty()
+                       ? "has no value"
+                       : "has no value (remove the key to use the default " +
+                             yamlText(key, key.default_value) + ")");
+      } else {
+        value = readValue(key, entry.value, entry.line, diag);
+      }
+    } else if (key.required()) {
+      diag.error(sectionLine(found, key.path), std::string(key.path), "required key is missing");
+    } else if (!key.default_value.empty()) {
+      value = defaultValue(key);
+    }
+    if (value) key.store(c, *value);
+  }
+
+  crossCheck(c, found, diag);
+  if (!diag.empty()) {
+    routing_path = c.routing.resolved;
+    return tl::unexpected(diag.take());
+  }
+  derive(c);
+  checkDerived(c);
+  return c;
+}
+
+}  // namespace
+
+std::string_view logLevelName(LogLevel level) noexcept {
+  switch (level) {
+    case LogLevel::kTrace: return "trace";
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+    case LogLevel::kOff: return "off";
+  }
+  return "?";
+}
+
+std::string_view reloadClassName(ReloadClass reload) noexcept {
+  return reload == ReloadClass::kReload ? "reload" : "restart";
+}
+
+std::string KeyInfo::typeText() const {
+  switch (type) {
+    case KeyType::kSection: return "section";
+    case KeyType::kName:
+      return "name of " + std::to_string(min) + " to " + std::to_string(max) +
+             " characters A-Z a-z 0-9 _ -";
+    case KeyType::kPath: return "path";
+    case KeyType::kInteger:
+      return "integer " + std::to_string(min) + ".." + std::to_string(max) +
+             (powerOfTwo() ? ", rounded up to a power of two" : "");
+    case KeyType::kEnum: return "one of " + joinNames(splitChoices(choices));
+    case KeyType::kIpv4: return "IPv4 address";
+    case KeyType::kIpv6: return "IPv6 address";
+    case KeyType::kIntegerList:
+      return "list of integers " + std::to_string(min) + ".." + std::to_string(max);
+  }
+  return "?";
+}
+
+std::optional<int32_t> InstanceConfig::workerCpu(uint32_t index) const noexcept {
+  if (index >= cpu.workers.size()) return std::nullopt;
+  return cpu.workers[index];
+}
+
+std::span<const KeyInfo> instanceKeys() noexcept { return kKeys; }
+
+const KeyInfo* findInstanceKey(std::string_view path) noexcept {
+  for (const KeyInfo& k : kKeys)
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+namespace {
+
+Result<InstanceConfig> parseGuarded(std::string_view yaml_text, const std::string& display_name,
+                                    const std::string& base_dir, std::string& routing_path) {
+  try {
+    return parseImpl(yaml_text, display_name, base_dir, routing_path);
+  } catch (const std::exception& e) {
+    routing_path.clear();
+    ConfigErrors errors;
+    errors.add(display_name, 0, "", std::string("cannot be loaded: ") + e.what());
+    return tl::unexpected(std::move(errors));
+  }
+}
+
+}  // namespace
+
+Result<InstanceConfig> parseInstanceConfig(std::string_view yaml_text,
+                                           const std::string& display_name,
+                                           const std::string& base_dir) {
+  std::string routing_path;
+  return parseGuarded(yaml_text, display_name, base_dir, routing_path);
+}
+
+Result<InstanceConfig> detail::loadInstanceConfig(const std::string& path,
+                                                  std::string& routing_path) {
+  routing_path.clear();
+  std::string text;
+  std::string problem;
+  try {
+    if (std::filesystem::is_directory(path)) {
+      problem = "is a directory, not a file";
+    } else if (detail::readTextFile(path, text, problem)) {
+      const std::string dir = std::filesystem::path(path).parent_path().string();
+      return parseGuarded(text, path, dir, routing_path);
+    }
+  } catch (const std::exception& e) {
+    problem = std::string("cannot be loaded: ") + e.what();
+  }
+  ConfigErrors errors;
+  errors.add(path, 0, "", problem);
+  return tl::unexpected(std::move(errors));
+}
+
+Result<InstanceConfig> loadInstanceConfig(const std::string& path) {
+  std::string routing_path;
+  return detail::loadInstanceConfig(path, routing_path);
+}
+
+std::vector<const KeyInfo*> changedKeys(const InstanceConfig& a, const InstanceConfig& b) {
+  std::vector<const KeyInfo*> out;
+  for (const KeyInfo& k : kKeys)
+    if (!k.isSection() && k.show(a) != k.show(b)) out.push_back(&k);
+  return out;
+}
+
+namespace {
+
+// "default 2", "required", "optional".
+std::string defaultText(const KeyInfo& key) {
+  if (key.required()) return "required";
+  if (key.default_value.empty()) return "optional";
+  return "default " + yamlText(key, key.default_value);
+}
+
+bool commentedInExample(const KeyInfo& key) {
+  for (std::string_view p = key.path; !p.empty(); p = parentOf(p)) {
+    const KeyInfo* k = findInstanceKey(p);
+    if (k != nullptr && (k->flags & KeyInfo::kCommentedInExample) != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string renderInstanceExample() {
+  std::string out =
+      "# gtpcp.yaml: the configuration of one instance of a gtpcp proxy group.\n"
+      "#\n"
+      "# This example runs a local group of two workers whose GTP-C service address\n"
+      "# is 127.0.0.1 on both legs, routing sessions with routing.yaml from this\n"
+      "# directory. Every binary checks a file with --check-config FILE.\n"
+      "#\n"
+      "# Every key is listed with its type and bounds, its default and its reload\n"
+      "# class: \"reload\" keys take effect on `gtpcp reload`, \"restart\" keys when the\n"
+      "# processes restart. A key left out takes its default; an unknown key is an\n"
+      "# error. Commented-out keys show optional settings.\n"
+      "#\n"
+      "# Generated by renderInstanceExample() from the key table in\n"
+      "# common/config/instance.cc; a unit test keeps this file identical to it.\n";
+  bool after_section = false;  // no blank line between a section and its first key
+  for (const KeyInfo& key : kKeys) {
+    const std::size_t depth =
+        static_cast<std::size_t>(std::count(key.path.begin(), key.path.end(), '.'));
+    const std::string indent(2 * depth, ' ');
+    const std::string code_prefix = indent + (commentedInExample(key) ? "# " : "");
+    out += (after_section ? "" : "\n") + indent + "# " + std::string(key.doc) + "\n";
+    after_section = key.isSection();
+    if (key.isSection()) {
+      out += code_prefix + std::string(leafOf(key.path)) + ":\n";
+      continue;
+    }
+    out += indent + "# " + key.typeText() + "; " + defaultText(key) + "; " +
+           std::string(reloadClassName(key.reload)) + "\n";
+    const std::string_view value = key.example.empty() ? key.default_value : key.example;
+    GTPCP_CONFIG_INVARIANT(!value.empty());
+    out += code_prefix + std::string(leafOf(key.path)) + ": " + yamlText(key, value) + "\n";
+  }
+  return out;
+}
+
+std::string renderInstanceKeyReference() {
+  std::string out;
+  for (const KeyInfo& key : kKeys) {
+    out += std::string(key.path) + "\n  " + std::string(key.doc) + "\n";
+    if (key.isSection()) {
+      out += "  section\n";
+      continue;
+    }
+    out += "  " + key.typeText() + "; " + defaultText(key) + "; " +
+           std::string(reloadClassName(key.reload)) + "\n";
+  }
+  return out;
+}
+
+std::string summary(const InstanceConfig& c) {
+  auto addresses = [](const AddressPair& p) {
+    std::string out;
+    if (p.ipv4) out += gtp::toString(*p.ipv4);
+    if (p.ipv6) out += (out.empty() ? "" : " ") + gtp::toString(*p.ipv6);
+    return out;
+  };
+  return "group " + c.group + " instance " + c.instance + ", " + std::to_string(c.workers) +
+         " workers, GTP-C port " + std::to_string(c.gtpc.port) + " access " +
+         addresses(c.gtpc.access) + " gateway " +
+         (c.gtpc.gateway_from_access ? std::string("(= access)") : addresses(c.gtpc.gateway)) +
+         ", run_dir " + c.run_dir.resolved;
+}
+
+}  // namespace gtpcp::config

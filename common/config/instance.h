@@ -1,0 +1,188 @@
+// gtpcp.yaml: the configuration of one instance of a proxy group.
+//
+// Every key is described once, in the table that instanceKeys() returns
+// (instance.cc): its path, type, bounds, default, reload class and a one-line
+// doc. Parsing, defaults, validation, the commented example file
+// (config/gtpcp.yaml, renderInstanceExample()) and the key reference
+// (renderInstanceKeyReference(), for `gtpcp config-keys`) are all derived from
+// it, so a key cannot be documented one way and parsed another.
+//
+// Loading is a cold path: it allocates and may use exceptions internally, but
+// the functions below return values. An error lists every problem found, each
+// with its file, line and key path.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/config/errors.h"
+#include "common/gtp/values.h"
+
+namespace gtpcp::config {
+
+enum class LogLevel : uint8_t { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+// "trace", "debug", "info", "warn", "error", "off".
+std::string_view logLevelName(LogLevel level) noexcept;
+
+// When a change of the key takes effect.
+enum class ReloadClass : uint8_t {
+  kRestart,  // the processes must be restarted (sockets, shared memory, pinning...)
+  kReload,   // `gtpcp reload` applies it to the running processes
+};
+std::string_view reloadClassName(ReloadClass reload) noexcept;  // "restart", "reload"
+
+enum class KeyType : uint8_t {
+  kSection,      // a mapping of further keys
+  kName,         // min..max characters of A-Z a-z 0-9 _ -
+  kPath,         // a file or directory; placeholders <group> and <run_dir>
+  kInteger,      // min..max, written without quotes
+  kEnum,         // one of `choices` ("a|b|c"), case-insensitive
+  kIpv4,         // a unicast IPv4 address
+  kIpv6,         // a unicast IPv6 address
+  kIntegerList,  // a list of integers, each min..max
+};
+
+struct InstanceConfig;
+namespace detail {
+struct KeyValue;
+using StoreFn = void (*)(InstanceConfig&, const KeyValue&);
+using ShowFn = std::string (*)(const InstanceConfig&);
+}  // namespace detail
+
+// One key (or section) of gtpcp.yaml.
+struct KeyInfo {
+  static constexpr uint8_t kRequired = 1;             // no default: the file must give it
+  static constexpr uint8_t kPowerOfTwo = 2;           // the value is rounded up to a power of two
+  static constexpr uint8_t kCommentedInExample = 4;   // commented out in config/gtpcp.yaml
+
+  std::string_view path = {};      // "gtpc.access.ipv4"
+  KeyType type = KeyType::kSection;
+  int64_t min = 0;                 // kInteger, kIntegerList: value; kName: length
+  int64_t max = 0;
+  std::string_view default_value = {};  // as YAML text; empty: required, or optional without default
+  std::string_view choices = {};   // kEnum: "trace|debug|info"
+  ReloadClass reload = ReloadClass::kRestart;
+  uint8_t flags = 0;
+  std::string_view doc = {};       // one line
+  std::string_view example = {};   // the value in config/gtpcp.yaml when not the default
+  detail::StoreFn store = nullptr; // writes a validated value into InstanceConfig
+  detail::ShowFn show = nullptr;   // the effective value as text ("" when unset)
+
+  bool required() const noexcept { return (flags & kRequired) != 0; }
+  bool powerOfTwo() const noexcept { return (flags & kPowerOfTwo) != 0; }
+  bool isSection() const noexcept { return type == KeyType::kSection; }
+  // "integer 1..64", "one of trace, debug, ...", "IPv4 address", ...
+  std::string typeText() const;
+};
+
+// A value rounded up to a power of two: what the file says and what is used.
+struct PowerOfTwo {
+  uint32_t configured = 0;
+  uint32_t effective = 0;
+};
+
+// A path as written and as used: placeholders replaced, made absolute against
+// the directory of gtpcp.yaml, lexically normalised (symbolic links are not
+// followed).
+struct PathSetting {
+  std::string configured;
+  std::string resolved;
+};
+
+struct AddressPair {
+  std::optional<gtp::Ipv4> ipv4;
+  std::optional<gtp::Ipv6> ipv6;
+  friend bool operator==(const AddressPair&, const AddressPair&) = default;
+};
+
+struct InstanceConfig {
+  std::string file;      // display name of the file it was read from
+  std::string base_dir;  // absolute directory relative paths are resolved against
+
+  std::string group;
+  std::string instance;
+  PathSetting run_dir;   // default /tmp/gtpcp/<group>
+  uint32_t workers = 0;
+  PathSetting routing;   // the routing document
+
+  struct Log {
+    LogLevel level = LogLevel::kInfo;
+    PathSetting directory;  // default <run_dir>
+  } log;
+
+  struct Gtpc {
+    uint16_t port = 0;
+    AddressPair access;             // toward SGWs / SGSNs; at least one address
+    AddressPair gateway;            // toward PGWs / GGSNs; at least one address
+    bool gateway_from_access = false;  // true: no gtpc.gateway section, gateway == access
+    uint32_t socket_buffer_bytes = 0;
+    uint8_t recovery = 0;
+  } gtpc;
+
+  struct Timers {
+    uint32_t t3_ms = 0;
+    uint32_t n3 = 0;
+    // Derived: from the first send of a request until it is given up,
+    // t3_ms * (n3 + 1) (the first send and n3 retransmissions, T3 apart).
+    uint32_t transaction_lifetime_ms = 0;
+  } timers;
+
+  struct Rings {
+    PowerOfTwo priority_slots;
+    PowerOfTwo new_slots;
+    uint32_t batch = 0;
+  } rings;
+
+  struct Sessions {
+    PowerOfTwo per_partition;
+    PowerOfTwo transactions;
+  } sessions;
+
+  struct Cpu {
+    int32_t forwarder = -1;        // -1: not pinned
+    std::vector<int32_t> workers;  // empty, or one CPU per worker index
+  } cpu;
+
+  // The CPU of worker `index`, nullopt when workers are not pinned.
+  std::optional<int32_t> workerCpu(uint32_t index) const noexcept;
+};
+
+// The key table, in file order. Sections come before their keys.
+std::span<const KeyInfo> instanceKeys() noexcept;
+// The entry of `path` ("gtpc.port"), nullptr when there is none.
+const KeyInfo* findInstanceKey(std::string_view path) noexcept;
+
+// Parses gtpcp.yaml given as text. `display_name` names the file in errors;
+// `base_dir` is the directory relative paths are resolved against (made
+// absolute against the current directory when relative; empty means the
+// current directory). Unknown keys, bad values and missing required keys are
+// all reported, each once.
+Result<InstanceConfig> parseInstanceConfig(std::string_view yaml_text,
+                                           const std::string& display_name,
+                                           const std::string& base_dir);
+
+// Reads and parses the file at `path` (errors name the file as `path`
+// is written; relative paths in it are resolved against its directory).
+Result<InstanceConfig> loadInstanceConfig(const std::string& path);
+
+// The keys whose effective value differs between `a` and `b` (entries of the
+// table, sections excluded), e.g. to tell which changes a reload cannot apply.
+std::vector<const KeyInfo*> changedKeys(const InstanceConfig& a, const InstanceConfig& b);
+
+// The commented example file for a local two-worker group on 127.0.0.1: every
+// key with its doc, type, bounds, default and reload class. config/gtpcp.yaml
+// is this text (a test checks it).
+std::string renderInstanceExample();
+
+// One paragraph per key: path, type, default, reload class, doc. What
+// `gtpcp config-keys` prints.
+std::string renderInstanceKeyReference();
+
+// One line summing up a loaded configuration (for logs and --check-config).
+std::string summary(const InstanceConfig& config);
+
+}  // namespace gtpcp::config

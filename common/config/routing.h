@@ -1,0 +1,238 @@
+// The routing document: gateway pools and the rules that send each new
+// session to a pool, compiled at load for the worker's selection.
+//
+// Document (YAML; config/routing.yaml is a commented example):
+//   version: 1
+//   pools:   { <pool>: { gateways: [ {name, address, port = 2123, weight = 1}, ... ] } }
+//   rules:   [ {name, match: {apn, imsi_prefix, imsi_range, serving_network,
+//                             rat_type, sgw_address}, pool}, ... ]
+// Rules are tried in order and the first that matches wins. Within `match`
+// every criterion given must match (AND); within a criterion's list any entry
+// may (OR). A rule without `match` matches every session, so rules after it
+// are unreachable (an error). A criterion on a field the request lacks (no
+// IMSI, no Serving Network, ...) does not match.
+//
+// Loading is a cold path (allocates; exceptions stay inside). select() and
+// GatewayPicker::pick() are called by a worker for every Create Session
+// Request: they never allocate or throw. A RoutingTable is immutable after
+// loading and may be read by any number of threads; a GatewayPicker belongs
+// to one thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "common/config/errors.h"
+#include "common/gtp/values.h"
+
+namespace gtpcp::config {
+
+inline constexpr uint32_t kRoutingSchemaVersion = 1;
+inline constexpr uint16_t kDefaultGtpcPort = 2123;
+
+struct Gateway {
+  std::string name;                           // unique in the document
+  std::variant<gtp::Ipv4, gtp::Ipv6> address; // the PGW's S5/S8 (GGSN's Gn) GTP-C address
+  uint16_t port = kDefaultGtpcPort;
+  uint16_t weight = 1;                        // 1..1000
+  uint16_t pool = 0;                          // index of its pool
+  int line = 0;                               // where the document defines it
+
+  bool isIpv6() const noexcept { return std::holds_alternative<gtp::Ipv6>(address); }
+  std::string addressText() const;
+};
+
+// A pool's gateways are gateways()[first_gateway, first_gateway + gateway_count).
+struct Pool {
+  std::string name;
+  uint16_t first_gateway = 0;
+  uint16_t gateway_count = 0;
+  uint32_t total_weight = 0;
+  int line = 0;
+};
+
+// "ims" (exact) or "*.mnc001.mcc001.gprs" (one or more labels, then the
+// suffix). Both compare ignoring ASCII case.
+struct ApnPattern {
+  std::string text;       // lower case; for a wildcard, the suffix after "*."
+  bool wildcard = false;
+  bool matches(std::string_view apn) const noexcept;
+};
+
+// Inclusive range of IMSIs with exactly `digits` digits.
+struct ImsiRange {
+  uint64_t from = 0;
+  uint64_t to = 0;
+  uint8_t digits = 0;
+};
+
+struct Cidr4 {
+  uint32_t network = 0;  // host byte order
+  uint32_t mask = 0;
+  uint8_t prefix_length = 0;
+  bool contains(const gtp::Ipv4& a) const noexcept;
+};
+
+struct Cidr6 {
+  std::array<uint8_t, 16> network{};
+  std::array<uint8_t, 16> mask{};
+  uint8_t prefix_length = 0;
+  bool contains(const gtp::Ipv6& a) const noexcept;
+};
+
+// The criteria of a rule, compiled. An empty list is a criterion not given.
+struct Match {
+  std::vector<ApnPattern> apn;
+  std::vector<std::string> imsi_prefix;  // digits
+  std::vector<ImsiRange> imsi_range;
+  std::vector<gtp::Plmn> serving_network;
+  std::array<uint64_t, 4> rat_types{};  // bit v set: RAT type value v matches
+  bool has_rat_type = false;
+  std::vector<Cidr4> sgw_ipv4;  // sgw_address, IPv4 entries
+  std::vector<Cidr6> sgw_ipv6;  // sgw_address, IPv6 entries
+
+  bool matchesEverything() const noexcept;
+};
+
+struct Rule {
+  std::string name;
+  uint16_t pool = 0;
+  Match match;
+  int line = 0;
+};
+
+// What a worker extracted from a Create Session Request. The views must stay
+// valid during select().
+struct SessionKey {
+  std::string_view apn;   // dotted, as decoded
+  std::string_view imsi;  // digits, may be empty
+  std::optional<gtp::Plmn> serving_network;
+  std::optional<uint8_t> rat_type;
+  // The SGW's control-plane address: from the sender F-TEID, else the UDP source.
+  std::optional<gtp::Ipv4> sgw_ipv4;
+  std::optional<gtp::Ipv6> sgw_ipv6;
+};
+
+struct Selection {
+  uint16_t rule = 0;  // index in rules()
+  uint16_t pool = 0;  // index in pools()
+  friend bool operator==(const Selection&, const Selection&) = default;
+};
+
+namespace detail {
+class RoutingParser;
+}
+
+class RoutingTable {
+ public:
+  // The first rule that matches `key`, nullopt when none does. No allocation.
+  std::optional<Selection> select(const SessionKey& key) const noexcept;
+
+  // `index` must be below gateways().size() (resp. pools().size()).
+  const Gateway& gateway(uint16_t index) const noexcept { return gateways_[index]; }
+  const Pool& pool(uint16_t index) const noexcept { return pools_[index]; }
+  std::span<const Gateway> gateways() const noexcept { return gateways_; }
+  std::span<const Pool> pools() const noexcept { return pools_; }
+  std::span<const Rule> rules() const noexcept { return rules_; }
+  // The gateways of pool `index`.
+  std::span<const Gateway> gatewaysOf(uint16_t index) const noexcept;
+  std::optional<uint16_t> findPool(std::string_view name) const noexcept;
+  std::optional<uint16_t> findGateway(std::string_view name) const noexcept;
+
+  uint32_t schemaVersion() const noexcept { return schema_version_; }
+  // FNV-1a 64 of the normalised document: independent of comments, layout,
+  // defaults written out or not, letter case of APNs and RAT names, and the
+  // order of entries within one criterion; dependent on everything that
+  // changes routing (pool, gateway and rule order included).
+  uint64_t contentHash() const noexcept { return hash_; }
+  // The normalised text the hash is computed from (for tools and tests).
+  const std::string& normalised() const noexcept { return normalised_; }
+  const std::string& source() const noexcept { return source_; }
+
+ private:
+  friend class detail::RoutingParser;
+
+  std::string source_;
+  uint32_t schema_version_ = 0;
+  std::vector<Gateway> gateways_;
+  std::vector<Pool> pools_;
+  std::vector<Rule> rules_;
+  std::string normalised_;
+  uint64_t hash_ = 0;
+};
+
+// Parses a routing document given as text; `display_name` names it in errors.
+// Every problem is reported: unknown keys, bad values, duplicate names,
+// unknown or empty pools, no rule, rules after a catch-all.
+Result<RoutingTable> parseRoutingDocument(std::string_view yaml_text,
+                                          const std::string& display_name);
+// Reads and parses the document at `path` (errors name it as `path`).
+Result<RoutingTable> loadRoutingDocument(const std::string& path);
+
+// "2 pools, 3 gateways, 3 rules, hash 0123456789abcdef".
+std::string summary(const RoutingTable& table);
+
+// RAT Type values of TS 29.274 8.17 by the names the document uses: utran 1,
+// geran 2, wlan 3, gan 4, hspa-evolution 5, eutran 6, virtual 7, nbiot 8,
+// ltem 9, nr 10. Names compare ignoring case.
+std::optional<uint8_t> ratTypeFromName(std::string_view name) noexcept;
+// The name of a RAT Type value, "" for a value without one.
+std::string_view ratTypeName(uint8_t value) noexcept;
+
+// Weighted choice of a gateway inside a pool: smooth weighted round-robin
+// (as nginx does it). While the set of gateways that are up does not change,
+// any sum(weights) consecutive picks of a pool give each gateway exactly its
+// weight, interleaved (3:1 gives a a b a, a a b a, ...). Gateways that are
+// down are skipped and the others share their traffic by weight.
+//
+// One picker per worker thread; it keeps one counter per gateway of `table`,
+// which must outlive it (a new routing table gets a new picker).
+class GatewayPicker {
+ public:
+  explicit GatewayPicker(const RoutingTable& table);
+
+  // The index (in table.gateways()) of the next gateway of pool `pool` for
+  // which `up(index)` is true; nullopt when none is up or `pool` is out of
+  // range. `up` is called once per gateway of the pool; it must not throw.
+  template <class Up>
+  std::optional<uint16_t> pick(uint16_t pool, Up&& up) noexcept;
+  // Every gateway up.
+  std::optional<uint16_t> pick(uint16_t pool) noexcept {
+    return pick(pool, [](uint16_t) noexcept { return true; });
+  }
+  // Back to the initial state.
+  void reset() noexcept;
+
+ private:
+  const RoutingTable* table_;
+  std::vector<int64_t> current_;  // smooth-WRR current weight, per gateway
+};
+
+template <class Up>
+std::optional<uint16_t> GatewayPicker::pick(uint16_t pool, Up&& up) noexcept {
+  static_assert(std::is_invocable_r_v<bool, Up&, uint16_t>, "up(uint16_t gateway) -> bool");
+  if (pool >= table_->pools().size()) return std::nullopt;
+  const Pool& p = table_->pool(pool);
+  const uint32_t end = uint32_t{p.first_gateway} + p.gateway_count;
+  int64_t total = 0;
+  uint32_t best = end;
+  for (uint32_t i = p.first_gateway; i < end; ++i) {
+    if (!up(static_cast<uint16_t>(i))) continue;
+    const int64_t weight = table_->gateway(static_cast<uint16_t>(i)).weight;
+    current_[i] += weight;
+    total += weight;
+    if (best == end || current_[i] > current_[best]) best = i;
+  }
+  if (best == end) return std::nullopt;
+  current_[best] -= total;
+  return static_cast<uint16_t>(best);
+}
+
+}  // namespace gtpcp::config

@@ -1,0 +1,849 @@
+// gtpcp.yaml: the key table, defaults, bounds, types, unknown keys, derived
+// values, path resolution and error reporting (common/config/instance.h).
+#include <bit>
+#include <cstdlib>
+#include <fstream>
+#include <cctype>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "common/config/instance.h"
+#include "config_test_util.h"
+
+namespace gtpcp::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::lines;
+
+constexpr const char* kFile = "gtpcp.yaml";
+constexpr const char* kBase = "/etc/gtpcp";
+
+Result<InstanceConfig> parse(std::string_view text) {
+  return parseInstanceConfig(text, kFile, kBase);
+}
+
+// A flat key set rendered as nested YAML, with the line of every key.
+struct Rendered {
+  std::string text;
+  std::map<std::string, int> line;
+};
+
+std::vector<std::string> split(const std::string& path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
+    out.push_back(path.substr(start, dot - start));
+  out.push_back(path.substr(start));
+  return out;
+}
+
+// Keys in lexicographic order keep every section's keys together.
+Rendered render(const std::map<std::string, std::string>& keys) {
+  Rendered r;
+  std::vector<std::string> open;  // sections of the previous key
+  int line = 0;
+  for (const auto& [path, value] : keys) {
+    const std::vector<std::string> parts = split(path);
+    std::size_t common = 0;
+    while (common < open.size() && common + 1 < parts.size() && open[common] == parts[common])
+      ++common;
+    open.resize(common);
+    for (std::size_t i = common; i + 1 < parts.size(); ++i) {
+      r.text += std::string(2 * i, ' ') + parts[i] + ":\n";
+      ++line;
+      open.push_back(parts[i]);
+    }
+    r.text += std::string(2 * (parts.size() - 1), ' ') + parts.back() + ": " + value + "\n";
+    r.line[path] = ++line;
+  }
+  return r;
+}
+
+std::map<std::string, std::string> baseKeys() {
+  return {{"group", "g1"}, {"routing", "routing.yaml"}, {"gtpc.access.ipv4", "127.0.0.1"}};
+}
+
+// The base configuration with `path: value` added or replaced.
+Rendered withKey(const std::string& path, const std::string& value) {
+  auto keys = baseKeys();
+  keys[path] = value;
+  return render(keys);
+}
+
+std::string errorText(const Result<InstanceConfig>& r) {
+  return r ? std::string("(no error)") : r.error().toString();
+}
+
+// -- the table ---------------------------------------------------------------
+
+TEST(InstanceKeys, TableIsWellFormed) {
+  std::set<std::string_view> paths;
+  for (const KeyInfo& k : instanceKeys()) {
+    SCOPED_TRACE(std::string(k.path));
+    EXPECT_TRUE(paths.insert(k.path).second) << "listed twice";
+    EXPECT_FALSE(k.doc.empty());
+    EXPECT_EQ(k.doc.find('\n'), std::string_view::npos) << "doc is one line";
+    // A key's section comes before it.
+    const auto dot = k.path.rfind('.');
+    if (dot != std::string_view::npos) {
+      const KeyInfo* parent = findInstanceKey(k.path.substr(0, dot));
+      ASSERT_NE(parent, nullptr);
+      EXPECT_TRUE(parent->isSection());
+      EXPECT_LT(parent, &k);
+    }
+    if (k.isSection()) {
+      EXPECT_EQ(k.store, nullptr);
+      continue;
+    }
+    EXPECT_NE(k.store, nullptr);
+    EXPECT_NE(k.show, nullptr);
+    EXPECT_FALSE(k.required() && !k.default_value.empty()) << "required keys have no default";
+    if (k.type == KeyType::kInteger || k.type == KeyType::kIntegerList) {
+      EXPECT_LE(k.min, k.max);
+    }
+    if (k.powerOfTwo()) {
+      EXPECT_EQ(k.type, KeyType::kInteger);
+      // Rounding up never leaves the bounds.
+      EXPECT_TRUE(std::has_single_bit(static_cast<uint64_t>(k.max)));
+    }
+  }
+}
+
+TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
+  const std::map<std::string, ReloadClass> expected = {
+      {"group", ReloadClass::kRestart},
+      {"instance", ReloadClass::kRestart},
+      {"run_dir", ReloadClass::kRestart},
+      {"workers", ReloadClass::kRestart},
+      {"routing", ReloadClass::kReload},
+      {"log.level", ReloadClass::kReload},
+      {"log.directory", ReloadClass::kRestart},
+      {"gtpc.port", ReloadClass::kRestart},
+      {"gtpc.access.ipv4", ReloadClass::kRestart},
+      {"gtpc.access.ipv6", ReloadClass::kRestart},
+      {"gtpc.gateway.ipv4", ReloadClass::kRestart},
+      {"gtpc.gateway.ipv6", ReloadClass::kRestart},
+      {"gtpc.socket_buffer_bytes", ReloadClass::kRestart},
+      {"gtpc.recovery", ReloadClass::kRestart},
+      {"timers.t3_ms", ReloadClass::kReload},
+      {"timers.n3", ReloadClass::kReload},
+      {"rings.priority_slots", ReloadClass::kRestart},
+      {"rings.new_slots", ReloadClass::kRestart},
+      {"rings.batch", ReloadClass::kRestart},
+      {"sessions.per_partition", ReloadClass::kRestart},
+      {"sessions.transactions", ReloadClass::kRestart},
+      {"cpu.forwarder", ReloadClass::kRestart},
+      {"cpu.workers", ReloadClass::kRestart},
+  };
+  std::map<std::string, ReloadClass> actual;
+  for (const KeyInfo& k : instanceKeys())
+    if (!k.isSection()) actual[std::string(k.path)] = k.reload;
+  EXPECT_EQ(actual, expected);
+}
+
+TEST(InstanceKeys, DescribeTheirType) {
+  EXPECT_EQ(findInstanceKey("workers")->typeText(), "integer 1..64");
+  EXPECT_EQ(findInstanceKey("rings.new_slots")->typeText(),
+            "integer 4096..1048576, rounded up to a power of two");
+  EXPECT_EQ(findInstanceKey("log.level")->typeText(),
+            "one of trace, debug, info, warn, error, off");
+  EXPECT_EQ(findInstanceKey("group")->typeText(), "name of 1 to 32 characters A-Z a-z 0-9 _ -");
+  EXPECT_EQ(findInstanceKey("cpu.workers")->typeText(), "list of integers 0..1023");
+  EXPECT_EQ(findInstanceKey("nope"), nullptr);
+}
+
+TEST(InstanceKeys, ReferenceNamesEveryKey) {
+  const std::string reference = renderInstanceKeyReference();
+  for (const KeyInfo& k : instanceKeys()) {
+    EXPECT_THAT(reference, HasSubstr(std::string(k.path) + "\n  " + std::string(k.doc) + "\n"));
+    if (!k.isSection()) {
+      EXPECT_THAT(reference, HasSubstr("  " + k.typeText() + "; "));
+    }
+  }
+  EXPECT_THAT(reference, HasSubstr("workers\n  Number of worker processes"));
+  EXPECT_THAT(reference, HasSubstr("integer 1..64; default 2; restart\n"));
+  EXPECT_THAT(reference, HasSubstr("group\n"));
+  EXPECT_THAT(reference, HasSubstr("; required; restart\n"));
+}
+
+// -- defaults ------------------------------------------------------------------
+
+TEST(InstanceConfig, EveryKeyHasItsDefault) {
+  const auto r = parse(render(baseKeys()).text);
+  ASSERT_TRUE(r) << errorText(r);
+  const InstanceConfig& c = *r;
+  EXPECT_EQ(c.file, "gtpcp.yaml");
+  EXPECT_EQ(c.base_dir, "/etc/gtpcp");
+  EXPECT_EQ(c.group, "g1");
+  EXPECT_EQ(c.instance, "a");
+  EXPECT_EQ(c.run_dir.configured, "/tmp/gtpcp/<group>");
+  EXPECT_EQ(c.run_dir.resolved, "/tmp/gtpcp/g1");
+  EXPECT_EQ(c.workers, 2u);
+  EXPECT_EQ(c.routing.configured, "routing.yaml");
+  EXPECT_EQ(c.routing.resolved, "/etc/gtpcp/routing.yaml");
+  EXPECT_EQ(c.log.level, LogLevel::kInfo);
+  EXPECT_EQ(c.log.directory.configured, "<run_dir>");
+  EXPECT_EQ(c.log.directory.resolved, "/tmp/gtpcp/g1");
+  EXPECT_EQ(c.gtpc.port, 2123);
+  ASSERT_TRUE(c.gtpc.access.ipv4);
+  EXPECT_EQ(gtp::toString(*c.gtpc.access.ipv4), "127.0.0.1");
+  EXPECT_FALSE(c.gtpc.access.ipv6);
+  EXPECT_TRUE(c.gtpc.gateway_from_access);
+  EXPECT_EQ(c.gtpc.gateway, c.gtpc.access);
+  EXPECT_EQ(c.gtpc.socket_buffer_bytes, 8388608u);
+  EXPECT_EQ(c.gtpc.recovery, 1);
+  EXPECT_EQ(c.timers.t3_ms, 3000u);
+  EXPECT_EQ(c.timers.n3, 2u);
+  EXPECT_EQ(c.timers.transaction_lifetime_ms, 9000u);
+  EXPECT_EQ(c.rings.priority_slots.configured, 16384u);
+  EXPECT_EQ(c.rings.priority_slots.effective, 16384u);
+  EXPECT_EQ(c.rings.new_slots.configured, 8192u);
+  EXPECT_EQ(c.rings.new_slots.effective, 8192u);
+  EXPECT_EQ(c.rings.batch, 64u);
+  EXPECT_EQ(c.sessions.per_partition.effective, 4096u);
+  EXPECT_EQ(c.sessions.transactions.effective, 65536u);
+  EXPECT_EQ(c.cpu.forwarder, -1);
+  EXPECT_TRUE(c.cpu.workers.empty());
+  EXPECT_EQ(c.workerCpu(0), std::nullopt);
+}
+
+TEST(InstanceConfig, ShowGivesTheDefaultOfEveryKeyWithADefault) {
+  const auto r = parse(render(baseKeys()).text);
+  ASSERT_TRUE(r) << errorText(r);
+  for (const KeyInfo& k : instanceKeys()) {
+    if (k.isSection() || k.default_value.empty() || k.type == KeyType::kPath) continue;
+    SCOPED_TRACE(std::string(k.path));
+    EXPECT_EQ(k.show(*r), k.default_value);
+  }
+}
+
+// -- bounds ----------------------------------------------------------------------
+
+TEST(InstanceConfig, EveryIntegerKeyAcceptsItsBoundsAndRejectsJustOutside) {
+  for (const KeyInfo& k : instanceKeys()) {
+    if (k.type != KeyType::kInteger) continue;
+    const std::string path(k.path);
+    SCOPED_TRACE(path);
+    for (int64_t v : {k.min, k.max}) {
+      const auto r = parse(withKey(path, std::to_string(v)).text);
+      ASSERT_TRUE(r) << errorText(r);
+      const uint64_t expected = k.powerOfTwo() ? std::bit_ceil(static_cast<uint64_t>(v))
+                                               : static_cast<uint64_t>(v);
+      EXPECT_EQ(k.show(*r), std::to_string(static_cast<int64_t>(expected)));
+    }
+    for (int64_t v : {k.min - 1, k.max + 1}) {
+      const Rendered doc = withKey(path, std::to_string(v));
+      const auto r = parse(doc.text);
+      ASSERT_FALSE(r);
+      EXPECT_THAT(lines(r.error()),
+                  ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at(path)) + ": " + path +
+                              ": " + std::to_string(v) + " is out of range " +
+                              std::to_string(k.min) + ".." + std::to_string(k.max)));
+    }
+  }
+}
+
+TEST(InstanceConfig, CpuWorkersEntriesHaveBounds) {
+  auto keys = baseKeys();
+  keys["workers"] = "3";
+  keys["cpu.workers"] = "[0, 1023, 1]";
+  auto r = parse(render(keys).text);
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->cpu.workers, (std::vector<int32_t>{0, 1023, 1}));
+  EXPECT_EQ(r->workerCpu(1), 1023);
+  EXPECT_EQ(r->workerCpu(3), std::nullopt);
+
+  keys["cpu.workers"] = "[-1, 1024, 2]";
+  const Rendered doc = render(keys);
+  r = parse(doc.text);
+  ASSERT_FALSE(r);
+  const std::string at = "gtpcp.yaml:" + std::to_string(doc.line.at("cpu.workers")) + ": ";
+  EXPECT_THAT(lines(r.error()), ElementsAre(at + "cpu.workers[0]: -1 is out of range 0..1023",
+                                            at + "cpu.workers[1]: 1024 is out of range 0..1023"));
+}
+
+TEST(InstanceConfig, CpuWorkersNeedsOneEntryPerWorker) {
+  auto keys = baseKeys();
+  keys["cpu.workers"] = "[0, 1, 2]";
+  const Rendered doc = render(keys);
+  const auto r = parse(doc.text);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("cpu.workers")) +
+                          ": cpu.workers: has 3 entries but workers is 2: give one CPU per "
+                          "worker, or []"));
+}
+
+TEST(InstanceConfig, NamesHaveLengthAndCharacterBounds) {
+  EXPECT_TRUE(parse(withKey("group", std::string(32, 'x')).text));
+  EXPECT_TRUE(parse(withKey("group", "A-z_09").text));
+  EXPECT_TRUE(parse(withKey("instance", std::string(16, 'b')).text));
+  const std::string rule = " is not a valid name: name of 1 to 32 characters A-Z a-z 0-9 _ -";
+  EXPECT_THAT(lines(parse(withKey("group", std::string(33, 'x')).text).error()),
+              ElementsAre("gtpcp.yaml:1: group: \"" + std::string(33, 'x') + "\"" + rule));
+  EXPECT_THAT(lines(parse(withKey("group", "\"\"").text).error()),
+              ElementsAre("gtpcp.yaml:1: group: \"\"" + rule));
+  EXPECT_THAT(lines(parse(withKey("group", "a.b").text).error()),
+              ElementsAre("gtpcp.yaml:1: group: \"a.b\"" + rule));
+  EXPECT_THAT(lines(parse(withKey("group", "\"a b\"").text).error()),
+              ElementsAre("gtpcp.yaml:1: group: \"a b\"" + rule));
+  const Rendered doc = withKey("instance", std::string(17, 'b'));
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("instance")) +
+                          ": instance: \"" + std::string(17, 'b') +
+                          "\" is not a valid name: name of 1 to 16 characters A-Z a-z 0-9 _ -"));
+}
+
+TEST(InstanceConfig, LogLevelsAreNamedIgnoringCase) {
+  const std::pair<const char*, LogLevel> levels[] = {
+      {"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
+      {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff},
+      {"WARN", LogLevel::kWarn}};
+  for (const auto& [text, level] : levels) {
+    const auto r = parse(withKey("log.level", text).text);
+    ASSERT_TRUE(r) << text << ": " << errorText(r);
+    EXPECT_EQ(r->log.level, level);
+    std::string lower = text;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    EXPECT_EQ(logLevelName(level), lower);
+  }
+  const Rendered doc = withKey("log.level", "verbose");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("log.level")) +
+                          ": log.level: \"verbose\" is not one of trace, debug, info, warn, "
+                          "error, off"));
+}
+
+// -- types -------------------------------------------------------------------------
+
+TEST(InstanceConfig, ReportsTypeErrors) {
+  const std::string text =
+      "group: g1\n"                           // 1
+      "routing: routing.yaml\n"               // 2
+      "workers: abc\n"                        // 3
+      "gtpc:\n"                               // 4
+      "  port: \"2123\"\n"                    // 5
+      "  socket_buffer_bytes: [1]\n"          // 6
+      "  recovery: {a: 1}\n"                  // 7
+      "  access:\n"                           // 8
+      "    ipv4: 300.1.1.1\n"                 // 9
+      "    ipv6: 127.0.0.1\n"                 // 10
+      "timers:\n"                             // 11
+      "  t3_ms: 2.5\n"                        // 12
+      "  n3: 0x2\n"                           // 13
+      "cpu:\n"                                // 14
+      "  workers: 3\n"                        // 15
+      "  forwarder: [x]\n"                    // 16
+      "log:\n"                                // 17
+      "  level: [info]\n"                     // 18
+      "  directory: {a: b}\n";                // 19
+  const auto r = parse(text);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(
+      lines(r.error()),
+      ElementsAre(
+          "gtpcp.yaml:3: workers: expected an integer, found \"abc\"",
+          "gtpcp.yaml:5: gtpc.port: expected an integer, found the string \"2123\" (write "
+          "numbers without quotes)",
+          "gtpcp.yaml:6: gtpc.socket_buffer_bytes: expected an integer, found a list",
+          "gtpcp.yaml:7: gtpc.recovery: expected an integer, found a mapping",
+          "gtpcp.yaml:9: gtpc.access.ipv4: \"300.1.1.1\" is not an IPv4 address",
+          "gtpcp.yaml:10: gtpc.access.ipv6: \"127.0.0.1\" is not an IPv6 address (it is an IPv4 "
+          "address)",
+          "gtpcp.yaml:12: timers.t3_ms: expected an integer, found \"2.5\"",
+          "gtpcp.yaml:13: timers.n3: expected an integer, found \"0x2\"",
+          "gtpcp.yaml:15: cpu.workers: expected a list of integers 0..1023, found a scalar",
+          "gtpcp.yaml:16: cpu.forwarder: expected an integer, found a list",
+          "gtpcp.yaml:18: log.level: expected one of trace, debug, info, warn, error, off, found "
+          "a list",
+          "gtpcp.yaml:19: log.directory: expected a path, found a mapping"));
+}
+
+TEST(InstanceConfig, ReportsSectionsThatAreNotMappings) {
+  const std::string text =
+      "group: g1\n"
+      "routing: r.yaml\n"
+      "gtpc: 5\n"
+      "rings: [1, 2]\n";
+  const auto r = parse(text);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:3: gtpc: expected a section (a mapping of port, access, "
+                          "gateway, socket_buffer_bytes, recovery), found a scalar",
+                          // gtpc being unusable, the access address is missing too.
+                          "gtpcp.yaml:3: gtpc.access: is missing: give the proxy's ipv4 and/or "
+                          "ipv6 address toward the SGWs",
+                          "gtpcp.yaml:4: rings: expected a section (a mapping of priority_slots, "
+                          "new_slots, batch), found a list"));
+}
+
+TEST(InstanceConfig, RejectsAddressesPeersCannotSendTo) {
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"gtpc.access.ipv4", "0.0.0.0", "\"0.0.0.0\" is the unspecified address"},
+      {"gtpc.access.ipv4", "224.0.0.1", "\"224.0.0.1\" is a multicast address"},
+      {"gtpc.access.ipv4", "255.255.255.255", "\"255.255.255.255\" is the broadcast address"},
+      {"gtpc.access.ipv4", "127.0.0", "\"127.0.0\" is not an IPv4 address"},
+      {"gtpc.access.ipv4", "\"2001:db8::1\"", "\"2001:db8::1\" is not an IPv4 address (it is an IPv6 address)"},
+      {"gtpc.access.ipv6", "\"::\"", "\"::\" is the unspecified address"},
+      {"gtpc.access.ipv6", "\"ff02::1\"", "\"ff02::1\" is a multicast address"},
+      {"gtpc.access.ipv6", "\"::ffff:10.0.0.1\"",
+       "\"::ffff:10.0.0.1\" is an IPv4-mapped address (give the IPv4 address itself)"},
+      {"gtpc.gateway.ipv6", "\"2001:db8::g\"", "\"2001:db8::g\" is not an IPv6 address"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.value);
+    const Rendered doc = withKey(c.key, c.value);
+    const auto r = parse(doc.text);
+    ASSERT_FALSE(r);
+    ASSERT_GE(r.error().size(), 1u);
+    EXPECT_EQ(r.error().errors[0].toString(), "gtpcp.yaml:" + std::to_string(doc.line.at(c.key)) +
+                                                  ": " + c.key + ": " + c.message);
+  }
+}
+
+TEST(InstanceConfig, AcceptsIpv6Addresses) {
+  auto keys = baseKeys();
+  keys.erase("gtpc.access.ipv4");
+  keys["gtpc.access.ipv6"] = "\"2001:db8::1\"";
+  const auto r = parse(render(keys).text);
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_FALSE(r->gtpc.access.ipv4);
+  EXPECT_EQ(gtp::toString(*r->gtpc.access.ipv6), "2001:db8::1");
+  EXPECT_EQ(r->gtpc.gateway, r->gtpc.access);
+}
+
+TEST(InstanceConfig, ValuesLeftEmptyAreErrors) {
+  const std::string text =
+      "group: g1\n"
+      "routing: r.yaml\n"
+      "workers:\n"
+      "gtpc:\n"
+      "  access:\n"
+      "    ipv4: ~\n"
+      "    ipv6: 2001:db8::1\n"
+      "cpu:\n"
+      "  workers:\n";
+  const auto r = parse(text);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:3: workers: has no value (remove the key to use the default 2)",
+                          "gtpcp.yaml:6: gtpc.access.ipv4: has no value",
+                          "gtpcp.yaml:9: cpu.workers: has no value (remove the key to use the "
+                          "default [])"));
+}
+
+// -- unknown, duplicate and missing keys ---------------------------------------------
+
+TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
+  const std::string text =
+      "grup: g1\n"                 // 1
+      "group: g1\n"                // 2
+      "routing: r.yaml\n"          // 3
+      "gtpc.port: 2123\n"          // 4  dotted keys are not sections
+      "gtpc:\n"                    // 5
+      "  acess:\n"                 // 6
+      "    ipv4: 127.0.0.1\n"      // 7
+      "  access:\n"                // 8
+      "    ipv4: 127.0.0.1\n"      // 9
+      "    ipv5: 127.0.0.1\n"      // 10
+      "  gateway:\n"               // 11
+      "    ipv4: 127.0.0.2\n"      // 12
+      "    zzz: 1\n"               // 13
+      "rings:\n"                   // 14
+      "  size: 4\n"                // 15
+      "sessions: {per_partitions: 64}\n"  // 16
+      "storage: {}\n";             // 17
+  const auto r = parse(text);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(
+      lines(r.error()),
+      ElementsAre("gtpcp.yaml:1: grup: unknown key (did you mean \"group\"?)",
+                  "gtpcp.yaml:4: gtpc.port: unknown key; expected one of: group, instance, "
+                  "run_dir, workers, routing, log, gtpc, timers, rings, sessions, cpu",
+                  "gtpcp.yaml:6: gtpc.acess: unknown key (did you mean \"access\"?)",
+                  "gtpcp.yaml:10: gtpc.access.ipv5: unknown key (did you mean \"ipv4\"?)",
+                  "gtpcp.yaml:13: gtpc.gateway.zzz: unknown key; expected one of: ipv4, ipv6",
+                  "gtpcp.yaml:15: rings.size: unknown key; expected one of: priority_slots, "
+                  "new_slots, batch",
+                  "gtpcp.yaml:16: sessions.per_partitions: unknown key (did you mean "
+                  "\"per_partition\"?)",
+                  "gtpcp.yaml:17: storage: unknown key; expected one of: group, instance, "
+                  "run_dir, workers, routing, log, gtpc, timers, rings, sessions, cpu"));
+}
+
+TEST(InstanceConfig, ReportsDuplicateKeys) {
+  const std::string text =
+      "group: g1\n"
+      "routing: r.yaml\n"
+      "gtpc:\n"
+      "  access: {ipv4: 127.0.0.1}\n"
+      "  port: 1\n"
+      "  port: 2\n"
+      "group: g2\n";
+  const auto r = parse(text);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:6: gtpc.port: duplicate key (first given at line 5)",
+                          "gtpcp.yaml:7: group: duplicate key (first given at line 1)"));
+}
+
+TEST(InstanceConfig, ReportsMissingRequiredKeys) {
+  const auto r = parse("workers: 1\n");
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml: group: required key is missing",
+                          "gtpcp.yaml: routing: required key is missing",
+                          "gtpcp.yaml: gtpc.access: is missing: give the proxy's ipv4 and/or ipv6 "
+                          "address toward the SGWs"));
+}
+
+TEST(InstanceConfig, AnEmptyDocumentMissesTheRequiredKeys) {
+  for (const char* text : {"", "# nothing\n"}) {
+    const auto r = parse(text);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().size(), 3u) << r.error().toString();
+  }
+}
+
+TEST(InstanceConfig, TheDocumentMustBeAMapping) {
+  EXPECT_THAT(lines(parse("- a\n- b\n").error()),
+              ElementsAre("gtpcp.yaml:1: expected a mapping of keys, found a list"));
+  EXPECT_THAT(lines(parse("hello\n").error()),
+              ElementsAre("gtpcp.yaml:1: expected a mapping of keys, found a scalar"));
+}
+
+TEST(InstanceConfig, ReportsYamlSyntaxErrorsWithTheirLine) {
+  const auto r = parse("group: g1\nrouting: [a, b\nworkers: 2\n");
+  ASSERT_FALSE(r);
+  ASSERT_EQ(r.error().size(), 1u);
+  EXPECT_EQ(r.error().errors[0].file, "gtpcp.yaml");
+  EXPECT_EQ(r.error().errors[0].line, 3);
+  EXPECT_THAT(r.error().errors[0].message, HasSubstr("YAML syntax error"));
+  EXPECT_THAT(lines(parse("group: g1\n---\ngroup: g2\n").error()),
+              ElementsAre("gtpcp.yaml:3: holds 2 YAML documents; expected one"));
+}
+
+TEST(InstanceConfig, AccessNeedsAnAddress) {
+  const auto r = parse("group: g1\nrouting: r.yaml\ngtpc:\n  port: 2123\n  access: {}\n");
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:5: gtpc.access: needs an ipv4 or an ipv6 address (or both)"));
+  const auto r2 = parse("group: g1\nrouting: r.yaml\ngtpc:\n  port: 2123\n");
+  ASSERT_FALSE(r2);
+  EXPECT_THAT(lines(r2.error()),
+              ElementsAre("gtpcp.yaml:3: gtpc.access: is missing: give the proxy's ipv4 and/or "
+                          "ipv6 address toward the SGWs"));
+}
+
+// -- derived values ------------------------------------------------------------------
+
+TEST(InstanceConfig, RoundsSizesUpToAPowerOfTwo) {
+  struct Case {
+    const char* key;
+    int64_t configured;
+    uint32_t effective;
+  };
+  const Case cases[] = {
+      {"rings.priority_slots", 4096, 4096},      {"rings.priority_slots", 4097, 8192},
+      {"rings.priority_slots", 1000000, 1048576}, {"rings.new_slots", 5000, 8192},
+      {"rings.new_slots", 1048576, 1048576},     {"sessions.per_partition", 65, 128},
+      {"sessions.per_partition", 64, 64},        {"sessions.per_partition", 16383, 16384},
+      {"sessions.transactions", 1025, 2048},     {"sessions.transactions", 4194303, 4194304},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.key) + " " + std::to_string(c.configured));
+    const auto r = parse(withKey(c.key, std::to_string(c.configured)).text);
+    ASSERT_TRUE(r) << errorText(r);
+    const std::string key = c.key;
+    const PowerOfTwo& p = key == "rings.priority_slots" ? r->rings.priority_slots
+                          : key == "rings.new_slots"     ? r->rings.new_slots
+                          : key == "sessions.per_partition" ? r->sessions.per_partition
+                                                         : r->sessions.transactions;
+    EXPECT_EQ(p.configured, static_cast<uint32_t>(c.configured));
+    EXPECT_EQ(p.effective, c.effective);
+  }
+}
+
+TEST(InstanceConfig, DerivesTheTransactionLifetime) {
+  auto keys = baseKeys();
+  keys["timers.t3_ms"] = "500";
+  keys["timers.n3"] = "0";
+  auto r = parse(render(keys).text);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->timers.transaction_lifetime_ms, 500u);
+  keys["timers.t3_ms"] = "60000";
+  keys["timers.n3"] = "10";
+  r = parse(render(keys).text);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->timers.transaction_lifetime_ms, 660000u);
+}
+
+TEST(InstanceConfig, GatewayDefaultsToAccess) {
+  auto keys = baseKeys();
+  keys["gtpc.access.ipv6"] = "\"2001:db8::1\"";
+  auto r = parse(render(keys).text);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->gtpc.gateway_from_access);
+  EXPECT_EQ(r->gtpc.gateway, r->gtpc.access);
+  ASSERT_TRUE(r->gtpc.gateway.ipv6);
+
+  // A gateway section replaces both addresses, not one.
+  keys["gtpc.gateway.ipv4"] = "10.0.0.1";
+  r = parse(render(keys).text);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->gtpc.gateway_from_access);
+  EXPECT_EQ(gtp::toString(*r->gtpc.gateway.ipv4), "10.0.0.1");
+  EXPECT_FALSE(r->gtpc.gateway.ipv6);
+  EXPECT_EQ(gtp::toString(*r->gtpc.access.ipv4), "127.0.0.1");
+}
+
+TEST(InstanceConfig, AGatewaySectionNeedsAnAddress) {
+  const std::string text =
+      "group: g1\n"
+      "routing: r.yaml\n"
+      "gtpc:\n"
+      "  access: {ipv4: 127.0.0.1}\n"
+      "  gateway:\n"
+      "    # ipv4: 10.0.0.1\n";
+  const auto r = parse(text);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:5: gtpc.gateway: needs an ipv4 or an ipv6 address (or both); "
+                          "remove the section to use the access addresses toward the gateways too"));
+}
+
+TEST(InstanceConfig, ResolvesPathsAgainstTheDirectoryOfTheFile) {
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* resolved;
+  };
+  const Case cases[] = {
+      {"routing", "routing.yaml", "/etc/gtpcp/routing.yaml"},
+      {"routing", "./sub/../r.yaml", "/etc/gtpcp/r.yaml"},
+      {"routing", "../r.yaml", "/etc/r.yaml"},
+      {"routing", "/srv/routing.yaml", "/srv/routing.yaml"},
+      {"routing", "<group>/routing.yaml", "/etc/gtpcp/g1/routing.yaml"},
+      {"routing", "\"<run_dir>/routing.yaml\"", "/tmp/gtpcp/g1/routing.yaml"},
+      {"run_dir", "/var/run/gtpcp-<group>/", "/var/run/gtpcp-g1"},
+      {"run_dir", "run", "/etc/gtpcp/run"},
+      {"log.directory", "\"<run_dir>/logs\"", "/tmp/gtpcp/g1/logs"},
+      {"log.directory", "/var/log/<group>", "/var/log/g1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.key) + ": " + c.value);
+    const auto r = parse(withKey(c.key, c.value).text);
+    ASSERT_TRUE(r) << errorText(r);
+    EXPECT_EQ(findInstanceKey(c.key)->show(*r), c.resolved);
+  }
+}
+
+TEST(InstanceConfig, ResolvesARelativeBaseDirectoryAgainstTheCurrentOne) {
+  const auto r = parseInstanceConfig(render(baseKeys()).text, kFile, "conf");
+  ASSERT_TRUE(r);
+  const std::string cwd = std::filesystem::current_path().string();
+  EXPECT_EQ(r->base_dir, cwd + "/conf");
+  EXPECT_EQ(r->routing.resolved, cwd + "/conf/routing.yaml");
+  const auto here = parseInstanceConfig(render(baseKeys()).text, kFile, "");
+  ASSERT_TRUE(here);
+  EXPECT_EQ(here->routing.resolved, cwd + "/routing.yaml");
+}
+
+TEST(InstanceConfig, ChecksPathPlaceholdersAndLength) {
+  Rendered doc = withKey("routing", "\"<grp>/r.yaml\"");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("routing")) +
+                          ": routing: \"<grp>/r.yaml\": unknown placeholder \"<grp>\" (known: "
+                          "<group>, <run_dir>)"));
+  doc = withKey("run_dir", "\"<run_dir>/x\"");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("run_dir")) +
+                          ": run_dir: cannot refer to itself (<run_dir>)"));
+  doc = withKey("run_dir", "\"\"");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("run_dir")) +
+                          ": run_dir: must not be empty"));
+  const std::string longest = "/" + std::string(79, 'r');
+  EXPECT_TRUE(parse(withKey("run_dir", longest).text));
+  doc = withKey("run_dir", longest + "x");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("run_dir")) +
+                          ": run_dir: \"" + longest + "x\" is 81 bytes long; at most 80, so that "
+                          "the ipc:// sockets in it fit in a Unix socket path"));
+}
+
+// -- several errors at once -------------------------------------------------------------
+
+TEST(InstanceConfig, ReportsEveryErrorWithItsLine) {
+  const std::string text =
+      "group: g1\n"                 // 1
+      "workers: 0\n"                // 2
+      "routing: routing.yaml\n"     // 3
+      "gtpc:\n"                     // 4
+      "  port: 70000\n"             // 5
+      "  access:\n"                 // 6
+      "    ipv4: 300.1.1.1\n"       // 7
+      "timers:\n"                   // 8
+      "  t3_ms: 50\n"               // 9
+      "  n4: 3\n"                   // 10
+      "rings:\n"                    // 11
+      "  batch: 0\n";               // 12
+  const auto r = parse(text);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().toString(),
+            "gtpcp.yaml:2: workers: 0 is out of range 1..64\n"
+            "gtpcp.yaml:5: gtpc.port: 70000 is out of range 1..65535\n"
+            "gtpcp.yaml:7: gtpc.access.ipv4: \"300.1.1.1\" is not an IPv4 address\n"
+            "gtpcp.yaml:9: timers.t3_ms: 50 is out of range 100..60000\n"
+            "gtpcp.yaml:10: timers.n4: unknown key (did you mean \"n3\"?)\n"
+            "gtpcp.yaml:12: rings.batch: 0 is out of range 1..1024\n");
+  const ConfigError& first = r.error().errors[0];
+  EXPECT_EQ(first.file, "gtpcp.yaml");
+  EXPECT_EQ(first.line, 2);
+  EXPECT_EQ(first.key, "workers");
+  EXPECT_EQ(first.message, "0 is out of range 1..64");
+}
+
+// -- files ------------------------------------------------------------------------
+
+TEST(InstanceConfig, LoadsAFileAndResolvesAgainstItsDirectory) {
+  testing::TempDir dir;
+  const std::string path = dir.write("etc/gtpcp.yaml", render(baseKeys()).text);
+  const auto r = loadInstanceConfig(path);
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->file, path);
+  EXPECT_EQ(r->routing.resolved, dir.path() + "/etc/routing.yaml");
+
+  const std::string bad = dir.write("bad.yaml", "group: g1\nworkers: 99\n");
+  const auto e = loadInstanceConfig(bad);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().errors[0].toString(), bad + ": routing: required key is missing");
+  EXPECT_EQ(e.error().errors[2].toString(), bad + ":2: workers: 99 is out of range 1..64");
+}
+
+TEST(InstanceConfig, ReportsAFileThatCannotBeRead) {
+  testing::TempDir dir;
+  EXPECT_THAT(lines(loadInstanceConfig(dir.path() + "/none.yaml").error()),
+              ElementsAre(dir.path() + "/none.yaml: cannot read: No such file or directory"));
+  EXPECT_THAT(lines(loadInstanceConfig(dir.path()).error()),
+              ElementsAre(dir.path() + ": is a directory, not a file"));
+}
+
+TEST(InstanceConfig, ChangedKeysTellWhatAReloadCanApply) {
+  const auto a = parse(render(baseKeys()).text);
+  auto keys = baseKeys();
+  keys["log.level"] = "debug";
+  keys["workers"] = "4";
+  keys["rings.new_slots"] = "8000";  // rounds up to the same 8192: no change
+  const auto b = parse(render(keys).text);
+  ASSERT_TRUE(a && b);
+  std::vector<std::string> changed;
+  for (const KeyInfo* k : changedKeys(*a, *b))
+    changed.push_back(std::string(k->path) + " " + std::string(reloadClassName(k->reload)));
+  EXPECT_THAT(changed, ElementsAre("workers restart", "log.level reload"));
+  EXPECT_TRUE(changedKeys(*a, *a).empty());
+}
+
+TEST(InstanceConfig, SummaryNamesTheEssentials) {
+  const auto r = parse(render(baseKeys()).text);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(summary(*r),
+            "group g1 instance a, 2 workers, GTP-C port 2123 access 127.0.0.1 gateway (= access), "
+            "run_dir /tmp/gtpcp/g1");
+}
+
+// -- the example file -----------------------------------------------------------------
+
+// Set GTPCP_UPDATE_EXAMPLES=1 to rewrite config/gtpcp.yaml from the table.
+TEST(InstanceExample, IsTheRenderingOfTheTable) {
+  const std::string path = testing::sourcePath("config/gtpcp.yaml");
+  const std::string rendered = renderInstanceExample();
+  if (const char* update = std::getenv("GTPCP_UPDATE_EXAMPLES"); update && *update == '1') {
+    std::ofstream(path, std::ios::binary) << rendered;
+  }
+  EXPECT_EQ(testing::readFile(path), rendered)
+      << "config/gtpcp.yaml is out of date: run gtpcp_config_tests with "
+         "GTPCP_UPDATE_EXAMPLES=1 --gtest_filter=InstanceExample.IsTheRenderingOfTheTable";
+}
+
+TEST(InstanceExample, Loads) {
+  const auto r = loadInstanceConfig(testing::sourcePath("config/gtpcp.yaml"));
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->group, "local");
+  EXPECT_EQ(r->workers, 2u);
+  EXPECT_EQ(gtp::toString(*r->gtpc.access.ipv4), "127.0.0.1");
+  EXPECT_TRUE(r->gtpc.gateway_from_access);
+  EXPECT_EQ(r->routing.resolved, testing::sourcePath("config/routing.yaml"));
+}
+
+// "  # key: value" -> "  key: value"; other lines unchanged.
+std::string uncomment(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (indent != std::string::npos && line.compare(indent, 2, "# ") == 0) {
+      const std::size_t key_end = line.find(':', indent + 2);
+      const std::string key =
+          key_end == std::string::npos ? "" : line.substr(indent + 2, key_end - indent - 2);
+      const bool is_key = !key.empty() && key.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") ==
+                                              std::string::npos;
+      if (is_key) line.erase(indent, 2);
+    }
+    out += line + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+// Every key of the table is in the example, set or commented out; with the
+// commented-out lines restored the file is still valid.
+TEST(InstanceExample, NamesEveryKey) {
+  const std::string text = testing::readFile(testing::sourcePath("config/gtpcp.yaml"));
+  // Restore the "# key: value" lines after the header (whose prose has colons).
+  const std::size_t body = text.find("\n\n");
+  ASSERT_NE(body, std::string::npos);
+  const std::string uncommented = text.substr(0, body) + uncomment(text.substr(body));
+  const YAML::Node root = YAML::Load(uncommented);
+  for (const KeyInfo& k : instanceKeys()) {
+    YAML::Node node = root;
+    bool found = true;
+    for (const std::string& part : split(std::string(k.path))) {
+      const YAML::Node parent = node;  // const: looking up does not add the key
+      if (!parent.IsMap() || !parent[part]) {
+        found = false;
+        break;
+      }
+      node.reset(parent[part]);
+    }
+    EXPECT_TRUE(found) << k.path << " is not in config/gtpcp.yaml";
+    if (!k.isSection()) {
+      EXPECT_THAT(text, HasSubstr("# " + std::string(k.doc) + "\n")) << k.path;
+      EXPECT_THAT(text, HasSubstr("# " + k.typeText() + "; ")) << k.path;
+    }
+  }
+  const auto r = parseInstanceConfig(uncommented, "uncommented", "/etc/gtpcp");
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_FALSE(r->gtpc.gateway_from_access);
+  EXPECT_TRUE(r->gtpc.access.ipv6);
+}
+
+}  // namespace
+}  // namespace gtpcp::config
