@@ -1,0 +1,40 @@
+// Every name a group uses: shared-memory objects, sockets and files under the
+// run directory. Two groups (an active and a standby on one host, parallel
+// tests) differ in group name and run directory, and so share nothing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gtpcp::group {
+
+enum class RingKind : uint8_t { kPriority, kNew, kEgress };
+
+class Paths {
+ public:
+  Paths(std::string group, std::string run_dir);
+
+  const std::string& group() const noexcept { return group_; }
+  const std::string& runDir() const noexcept { return run_dir_; }
+
+  // Shared-memory object names ("/gtpcp.<group>.<object>").
+  std::string forwarderSegment() const;
+  std::string workerSegment(unsigned worker) const;
+  std::string ring(unsigned worker, RingKind kind) const;
+  std::string workerDoorbell(unsigned worker) const;
+
+  // Files and sockets in the run directory.
+  std::string forwarderDoorbellSocket() const;  // unix datagram socket the forwarder sleeps on
+  std::string pidFile(std::string_view process) const;
+  std::string logFile(std::string_view process) const;
+
+  // "forwarder", "worker-0", ...
+  static std::string workerName(unsigned worker);
+
+ private:
+  std::string group_;
+  std::string run_dir_;
+};
+
+}  // namespace gtpcp::group

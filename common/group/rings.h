@@ -1,0 +1,36 @@
+// Opening the rings of a group by name, from either end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/ring/doorbell.h"
+#include "common/ring/ring.h"
+#include "common/ring/segment.h"
+
+namespace gtpcp::group {
+
+inline constexpr uint32_t kRingSegmentKind = 0x52494e47;      // "RING"
+inline constexpr uint32_t kDoorbellSegmentKind = 0x42454c4c;  // "BELL"
+
+// Creates the ring segment `name` of `slots` slots (a power of two) if it
+// does not exist, laying out an empty ring, or attaches to it: whichever of
+// producer and consumer starts first creates it. A ring of another size is
+// refused (the configuration changed while the group ran).
+inline ring::Result<ring::SharedSegment> openRingSegment(const std::string& name, uint32_t slots) {
+  return ring::SharedSegment::createOrAttach(
+      name, ring::ringBytes(slots), kRingSegmentKind,
+      [slots](void* payload, std::size_t size) { return ring::initRing(payload, size, slots); });
+}
+
+// The doorbell a worker sleeps on, in a segment of its own so that the
+// forwarder can ring it whether or not the worker has started yet.
+inline ring::Result<ring::SharedSegment> openDoorbellSegment(const std::string& name) {
+  return ring::SharedSegment::createOrAttach(
+      name, sizeof(ring::DoorbellShm), kDoorbellSegmentKind, [](void* payload, std::size_t) -> ring::Result<void> {
+        ring::initDoorbell(static_cast<ring::DoorbellShm*>(payload));
+        return {};
+      });
+}
+
+}  // namespace gtpcp::group

@@ -1,0 +1,89 @@
+#include "forwarder/lib/dispatcher.h"
+
+#include "common/group/meta.h"
+#include "forwarder/lib/classify.h"
+#include "forwarder/lib/replies.h"
+
+namespace gtpcp::forwarder {
+
+Dispatcher::Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, ReplySink& replies) noexcept
+    : workers_(workers), shm_(shm), counters_(shm.counters), replies_(replies) {}
+
+void Dispatcher::reply(const ring::DatagramMeta& meta, std::size_t length) noexcept {
+  if (length == 0) return;
+  if (!replies_.reply(meta.local_socket, group::peerOf(meta), std::span(reply_buffer_).first(length)))
+    counters_.send_errors.add();
+}
+
+void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
+  const Classification c = classify(bytes, static_cast<uint16_t>(workers_.size()), scratch_);
+  if (c.version == 2 && c.route != Route::kDrop) shm_.received_v2[c.message_type].add();
+  // Relaxed: the forwarder's own copy of a value it alone writes.
+  const auto recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
+  switch (c.route) {
+    case Route::kPriority: {
+      WorkerPorts& w = workers_[c.worker];
+      if (w.priority.push(meta, bytes)) {
+        w.dirty = true;
+        counters_.to_priority.add();
+      } else {
+        counters_.dropped_priority_full.add();
+      }
+      return;
+    }
+    case Route::kNew: {
+      WorkerPorts& w = workers_[c.worker];
+      if (w.fresh.push(meta, bytes)) {
+        w.dirty = true;
+        counters_.to_new.add();
+        return;
+      }
+      // The worker is behind on new sessions: refuse this one at once rather
+      // than let it wait; sessions already up keep their priority ring.
+      if (c.decoded) {
+        reply(meta, createSessionOverload(scratch_, reply_buffer_));
+        counters_.rejected_overload.add();
+      } else {
+        counters_.dropped_overload.add();
+      }
+      return;
+    }
+    case Route::kEchoRequest:
+      reply(meta, echoResponseV2(bytes, recovery, reply_buffer_));
+      counters_.echo_answered.add();
+      return;
+    case Route::kEchoResponse:
+      counters_.echo_responses.add();
+      return;
+    case Route::kGtpv1:
+      if (c.message_type == 1) {
+        reply(meta, echoResponseV1(bytes, recovery, reply_buffer_));
+        counters_.echo_answered.add();
+      } else {
+        counters_.dropped_gtpv1.add();
+      }
+      return;
+    case Route::kVersionNotSupported:
+      reply(meta, versionNotSupportedV2(reply_buffer_));
+      counters_.version_not_supported.add();
+      return;
+    case Route::kDrop:
+      counters_.dropped_not_gtp.add();
+      return;
+  }
+}
+
+void Dispatcher::flush() noexcept {
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    WorkerPorts& w = workers_[i];
+    if (!w.dirty) continue;
+    w.priority.publish();
+    w.fresh.publish();
+    w.doorbell.ring();
+    w.dirty = false;
+    shm_.priority_depth[i].set(w.priority.capacitySlots() - w.priority.freeSlots());
+    shm_.new_depth[i].set(w.fresh.capacitySlots() - w.fresh.freeSlots());
+  }
+}
+
+}  // namespace gtpcp::forwarder

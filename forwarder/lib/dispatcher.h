@@ -1,0 +1,56 @@
+// The forwarder's decisions for each received datagram, apart from any socket:
+// classify, then put it on the owning worker's ring, or answer it (Echo,
+// Version Not Supported, overload rejection), or drop and count it.
+//
+// Tests drive it with in-memory rings and a recording ReplySink.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "common/gtp/v2/message.h"
+#include "common/net/address.h"
+#include "common/ring/doorbell.h"
+#include "common/ring/ring.h"
+#include "forwarder/lib/forwarder_shm.h"
+
+namespace gtpcp::forwarder {
+
+class ReplySink {
+ public:
+  virtual ~ReplySink() = default;
+  // Queues a datagram the forwarder wrote itself (copied before returning).
+  virtual bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept = 0;
+};
+
+// The forwarder's end of one worker's ingress rings.
+struct WorkerPorts {
+  ring::Producer priority;
+  ring::Producer fresh;  // the new-session ring
+  ring::Doorbell doorbell;
+  bool dirty = false;    // pushed to since the last flush()
+};
+
+class Dispatcher {
+ public:
+  Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, ReplySink& replies) noexcept;
+
+  // One received datagram; `meta` carries its source and socket.
+  void dispatch(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept;
+  // After a batch: makes what was pushed visible and wakes the workers that
+  // got something. One release store and at most one wake-up per ring.
+  void flush() noexcept;
+
+ private:
+  void reply(const ring::DatagramMeta& meta, std::size_t length) noexcept;
+
+  std::span<WorkerPorts> workers_;
+  ForwarderShm& shm_;
+  ForwarderCounters& counters_;
+  ReplySink& replies_;
+  gtp::v2::Message scratch_;
+  std::array<uint8_t, 128> reply_buffer_{};
+};
+
+}  // namespace gtpcp::forwarder

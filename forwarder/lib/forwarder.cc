@@ -1,0 +1,375 @@
+#include "forwarder/lib/forwarder.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/group/meta.h"
+#include "common/time/clock.h"
+#include "common/group/paths.h"
+#include "common/group/rings.h"
+
+namespace gtpcp::forwarder {
+
+namespace {
+
+
+std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+constexpr std::size_t kMaxDatagram = 65535;
+constexpr int kSleepMs = 200;  // housekeeping (heartbeat) when idle
+
+tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes) {
+  const int fd = socket(a.family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return tl::unexpected(errnoText("socket"));
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (a.family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  // Ask for the size; as root, force it past rmem_max/wmem_max.
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0)
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof buffer_bytes);
+  // The kernel's count of datagrams dropped for a full buffer, per datagram.
+  setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
+  sockaddr_storage ss;
+  socklen_t len;
+  a.toSockaddr(ss, len);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    std::string e = errnoText("bind " + a.toString());
+    close(fd);
+    return tl::unexpected(e);
+  }
+  return fd;
+}
+
+}  // namespace
+
+// Receive side: one batch of buffers, reused every turn.
+struct Forwarder::ReceiveBuffers {
+  explicit ReceiveBuffers(std::size_t batch)
+      : data(batch * kMaxDatagram), names(batch), iov(batch), control(batch), msgs(batch), overflow() {
+    for (std::size_t i = 0; i < batch; ++i) {
+      iov[i] = {data.data() + i * kMaxDatagram, kMaxDatagram};
+    }
+  }
+  void reset(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      msghdr& h = msgs[i].msg_hdr;
+      h = {};
+      h.msg_name = &names[i];
+      h.msg_namelen = sizeof names[i];
+      h.msg_iov = &iov[i];
+      h.msg_iovlen = 1;
+      h.msg_control = control[i].bytes;
+      h.msg_controllen = sizeof control[i].bytes;
+    }
+  }
+  struct Control {
+    alignas(cmsghdr) uint8_t bytes[CMSG_SPACE(sizeof(uint32_t))];
+  };
+  std::vector<uint8_t> data;
+  std::vector<sockaddr_storage> names;
+  std::vector<iovec> iov;
+  std::vector<Control> control;
+  std::vector<mmsghdr> msgs;
+  std::vector<uint32_t> overflow;  // per socket, the kernel's last drop count
+};
+
+// Send side: per socket, a batch of datagrams pointing at ring memory or at
+// the forwarder's own replies, flushed with sendmmsg.
+class Forwarder::Sender final : public ReplySink {
+ public:
+  Sender(const std::vector<int>& fds, std::size_t batch, ForwarderShm& shm)
+      : fds_(fds), batch_(batch), shm_(shm), per_socket_(fds.size()) {
+    for (auto& s : per_socket_) {
+      s.msgs.resize(batch);
+      s.iov.resize(batch);
+      s.names.resize(batch);
+      s.copies.resize(batch);
+    }
+  }
+
+  // Queues bytes that stay valid until flush() (ring memory).
+  void queue(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
+    if (socket >= per_socket_.size()) {
+      shm_.counters.send_errors.add();
+      return;
+    }
+    Batch& b = per_socket_[socket];
+    if (b.count == batch_) flush(socket);
+    const std::size_t i = b.count++;
+    socklen_t len;
+    to.toSockaddr(b.names[i], len);
+    b.iov[i] = {const_cast<uint8_t*>(bytes.data()), bytes.size()};
+    msghdr& h = b.msgs[i].msg_hdr;
+    h = {};
+    h.msg_name = &b.names[i];
+    h.msg_namelen = len;
+    h.msg_iov = &b.iov[i];
+    h.msg_iovlen = 1;
+    if (bytes.size() >= 2 && (bytes[0] >> 5) == 2) shm_.sent_v2[bytes[1]].add();
+  }
+
+  // A reply the forwarder wrote in a buffer it reuses: copied.
+  bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
+    if (socket >= per_socket_.size() || bytes.size() > sizeof(Copy::bytes)) return false;
+    Batch& b = per_socket_[socket];
+    if (b.count == batch_) flush(socket);
+    Copy& c = b.copies[b.count];
+    std::memcpy(c.bytes, bytes.data(), bytes.size());
+    queue(socket, to, std::span<const uint8_t>(c.bytes, bytes.size()));
+    return true;
+  }
+
+  void flushAll() noexcept {
+    for (std::size_t s = 0; s < per_socket_.size(); ++s) flush(s);
+  }
+
+ private:
+  struct Copy {
+    uint8_t bytes[256];
+  };
+  struct Batch {
+    std::vector<mmsghdr> msgs;
+    std::vector<iovec> iov;
+    std::vector<sockaddr_storage> names;
+    std::vector<Copy> copies;
+    std::size_t count = 0;
+  };
+
+  void flush(std::size_t socket) noexcept {
+    Batch& b = per_socket_[socket];
+    std::size_t sent = 0;
+    while (sent < b.count) {
+      const int n = sendmmsg(fds_[socket], b.msgs.data() + sent, static_cast<unsigned>(b.count - sent), 0);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      // The datagram at `sent` was refused (no route, buffer full): count it
+      // and go on with the rest.
+      shm_.counters.send_errors.add();
+      ++sent;
+    }
+    shm_.counters.datagrams_sent.add(b.count);
+    b.count = 0;
+  }
+
+  const std::vector<int>& fds_;
+  std::size_t batch_;
+  ForwarderShm& shm_;
+  std::vector<Batch> per_socket_;
+};
+
+tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const ForwarderOptions& options) {
+  std::unique_ptr<Forwarder> f(new Forwarder());
+  f->options_ = options;
+  if (options.workers == 0 || options.workers > kMaxWorkers)
+    return tl::unexpected("workers must be 1.." + std::to_string(kMaxWorkers));
+  if (options.sockets.sockets.empty()) return tl::unexpected(std::string("no GTP-C address configured"));
+
+  auto segment = ring::SharedSegment::createOrAttach(
+      options.paths.forwarderSegment(), sizeof(ForwarderShm), kForwarderSegmentKind,
+      [](void* payload, std::size_t) -> ring::Result<void> {
+        new (payload) ForwarderShm();
+        return {};
+      });
+  if (!segment) return tl::unexpected(segment.error().message);
+  f->segment_.emplace(std::move(*segment));
+  f->shm_ = static_cast<ForwarderShm*>(f->segment_->payload());
+  f->shm_->recovery.store(options.recovery, std::memory_order_relaxed);
+
+  for (uint32_t w = 0; w < options.workers; ++w) {
+    const std::pair<group::RingKind, uint32_t> rings[] = {{group::RingKind::kPriority, options.priority_slots},
+                                                           {group::RingKind::kNew, options.new_slots},
+                                                           {group::RingKind::kEgress, options.egress_slots}};
+    for (const auto& [kind, slots] : rings) {
+      auto seg = group::openRingSegment(options.paths.ring(w, kind), slots);
+      if (!seg) return tl::unexpected(seg.error().message);
+      f->ring_segments_.push_back(std::move(*seg));
+    }
+    auto bell = group::openDoorbellSegment(options.paths.workerDoorbell(w));
+    if (!bell) return tl::unexpected(bell.error().message);
+    f->ring_segments_.push_back(std::move(*bell));
+  }
+  for (uint32_t w = 0; w < options.workers; ++w) {
+    ring::SharedSegment& prio = f->ring_segments_[4 * w];
+    ring::SharedSegment& fresh = f->ring_segments_[4 * w + 1];
+    ring::SharedSegment& egress = f->ring_segments_[4 * w + 2];
+    ring::SharedSegment& bell = f->ring_segments_[4 * w + 3];
+    auto p = ring::Producer::attach(prio.payload(), prio.payloadSize());
+    auto n = ring::Producer::attach(fresh.payload(), fresh.payloadSize());
+    auto e = ring::Consumer::attach(egress.payload(), egress.payloadSize());
+    if (!p) return tl::unexpected(p.error().message);
+    if (!n) return tl::unexpected(n.error().message);
+    if (!e) return tl::unexpected(e.error().message);
+    f->ports_.push_back(WorkerPorts{std::move(*p), std::move(*n),
+                                    ring::Doorbell(static_cast<ring::DoorbellShm*>(bell.payload())), false});
+    f->egress_.push_back(std::move(*e));
+  }
+
+  for (const net::Address& a : options.sockets.sockets) {
+    auto fd = bindUdp(a, options.socket_buffer_bytes);
+    if (!fd) return tl::unexpected(fd.error());
+    f->sockets_.push_back(*fd);
+  }
+
+  // The doorbell socket the workers write to while the forwarder sleeps.
+  f->doorbell_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_un un{};
+  un.sun_family = AF_UNIX;
+  const std::string path = options.paths.forwarderDoorbellSocket();
+  if (path.size() >= sizeof un.sun_path) return tl::unexpected("run directory path too long: " + path);
+  std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
+  unlink(path.c_str());
+  if (f->doorbell_ < 0 || bind(f->doorbell_, reinterpret_cast<sockaddr*>(&un), sizeof un) != 0)
+    return tl::unexpected(errnoText("bind " + path));
+
+  f->epoll_ = epoll_create1(EPOLL_CLOEXEC);
+  if (f->epoll_ < 0) return tl::unexpected(errnoText("epoll_create1"));
+  for (std::size_t i = 0; i <= f->sockets_.size(); ++i) {
+    const int fd = i < f->sockets_.size() ? f->sockets_[i] : f->doorbell_;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = i;
+    if (epoll_ctl(f->epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) return tl::unexpected(errnoText("epoll_ctl"));
+  }
+  f->rx_ = std::make_unique<ReceiveBuffers>(options.batch);
+  f->rx_->overflow.assign(f->sockets_.size(), 0);
+  f->sender_ = std::make_unique<Sender>(f->sockets_, options.batch, *f->shm_);
+  return f;
+}
+
+Forwarder::~Forwarder() {
+  for (int fd : sockets_) close(fd);
+  if (doorbell_ >= 0) {
+    close(doorbell_);
+    unlink(options_.paths.forwarderDoorbellSocket().c_str());
+  }
+  if (epoll_ >= 0) close(epoll_);
+}
+
+bool Forwarder::receive(std::size_t socket) noexcept {
+  ReceiveBuffers& rx = *rx_;
+  const std::size_t batch = rx.msgs.size();
+  rx.reset(batch);
+  const int n = recvmmsg(sockets_[socket], rx.msgs.data(), static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
+  if (n <= 0) {
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+      shm_->counters.receive_errors.add();
+    return false;
+  }
+  const uint64_t now = monotonicNs();
+  shm_->counters.datagrams_received.add(static_cast<uint64_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const mmsghdr& m = rx.msgs[i];
+    // The kernel's running count of drops on this socket rides along.
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+        uint32_t dropped;
+        std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
+        if (dropped > rx.overflow[socket]) {
+          shm_->counters.socket_overflows.add(dropped - rx.overflow[socket]);
+          rx.overflow[socket] = dropped;
+        }
+      }
+    }
+    if (m.msg_hdr.msg_flags & MSG_TRUNC) {
+      shm_->counters.dropped_not_gtp.add();  // larger than any UDP datagram can be: cannot happen
+      continue;
+    }
+    ring::DatagramMeta meta{};
+    meta.receive_ns = now;
+    meta.local_socket = static_cast<uint8_t>(socket);
+    group::setPeer(meta, net::Address::fromSockaddr(reinterpret_cast<const sockaddr*>(&rx.names[i])));
+    dispatcher_->dispatch(meta, std::span<const uint8_t>(rx.data.data() + i * kMaxDatagram, m.msg_len));
+  }
+  return true;
+}
+
+bool Forwarder::drainEgress() noexcept {
+  bool any = false;
+  for (std::size_t w = 0; w < egress_.size(); ++w) {
+    ring::Consumer& c = egress_[w];
+    std::size_t n = 0;
+    while (n < options_.batch * 4) {
+      auto r = c.peek();
+      if (!r) break;
+      sender_->queue(r->meta->local_socket, group::peerOf(*r->meta), r->payload);
+      c.pop();
+      ++n;
+    }
+    if (n == 0) continue;
+    any = true;
+    shm_->counters.from_workers.add(n);
+    // Send before release: the batch points into the ring's slots.
+    sender_->flushAll();
+    c.release();
+    shm_->egress_depth[w].set(c.depthSlots());
+  }
+  return any;
+}
+
+bool Forwarder::egressPending() noexcept {
+  for (ring::Consumer& c : egress_) {
+    if (!c.empty()) return true;
+  }
+  return false;
+}
+
+void Forwarder::drainDoorbell() noexcept {
+  uint8_t buf[64];
+  while (recv(doorbell_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
+}
+
+void Forwarder::sleep() noexcept {
+  // F1: announce the sleep, then look at the egress rings one last time. A
+  // worker publishes, fences (W1 in worker's wakeForwarder()) and reads the
+  // flag: with both fences, either it sees 1 and rings, or we see its record.
+  shm_->sleeping.store(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!egressPending()) {
+    epoll_event events[8];
+    epoll_wait(epoll_, events, 8, kSleepMs);
+    shm_->counters.wakeups.add();
+  }
+  shm_->sleeping.store(0, std::memory_order_relaxed);
+  drainDoorbell();
+}
+
+void Forwarder::run(const std::atomic<bool>& stop) noexcept {
+  dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *sender_);
+  group::ProcessStatusShm& status = shm_->status;
+  status.pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
+  status.started_ns.store(realtimeNs(), std::memory_order_relaxed);
+  status.starts.store(status.starts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // S1: pairs with A1 in the launcher: pid and start time are visible with it.
+  status.state.store(static_cast<uint32_t>(group::ProcessState::kServing), std::memory_order_release);
+
+  while (!stop.load(std::memory_order_relaxed)) {
+    bool work = false;
+    for (std::size_t s = 0; s < sockets_.size(); ++s) {
+      // A few batches per socket per turn keeps one busy socket from starving
+      // the egress side.
+      for (int round = 0; round < 4 && receive(s); ++round) work = true;
+    }
+    dispatcher_->flush();
+    sender_->flushAll();  // the forwarder's own replies
+    work |= drainEgress();
+    status.heartbeat_ns.store(monotonicNs(), std::memory_order_relaxed);
+    if (!work) sleep();
+  }
+  status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+}
+
+}  // namespace gtpcp::forwarder

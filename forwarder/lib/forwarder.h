@@ -1,0 +1,79 @@
+// gtpcp-forwarder's main loop: the group's GTP-C sockets on one side, the
+// workers' rings on the other.
+//
+// Each turn receives a batch from every socket (recvmmsg) and dispatches it
+// (Dispatcher), then drains the workers' egress rings into sendmmsg batches,
+// sending straight from ring memory. With nothing to do it announces that it
+// sleeps (ForwarderShm::sleeping) and waits in epoll_wait on the sockets and
+// on a unix datagram socket the workers write one byte to when they publish
+// egress while it sleeps: a busy forwarder makes no system call beyond the
+// batch receives and sends.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "common/group/paths.h"
+#include "common/group/socket_plan.h"
+#include "common/ring/segment.h"
+#include "forwarder/lib/dispatcher.h"
+#include "forwarder/lib/forwarder_shm.h"
+
+namespace gtpcp::forwarder {
+
+struct ForwarderOptions {
+  group::Paths paths{"", ""};
+  uint32_t workers = 1;
+  uint32_t priority_slots = 16384;
+  uint32_t new_slots = 8192;
+  uint32_t egress_slots = 16384;
+  uint32_t batch = 64;
+  int socket_buffer_bytes = 8 << 20;
+  group::SocketPlan sockets;
+  uint8_t recovery = 1;
+};
+
+class Forwarder {
+ public:
+  // Creates or attaches the forwarder's segment and every worker's rings, and
+  // binds the sockets. The error is one sentence for the log.
+  static tl::expected<std::unique_ptr<Forwarder>, std::string> open(const ForwarderOptions& options);
+  ~Forwarder();
+
+  // Runs until `stop` is set (from a signal handler). Marks the process
+  // serving on entry and stopped on return.
+  void run(const std::atomic<bool>& stop) noexcept;
+
+  ForwarderShm& shm() noexcept { return *shm_; }
+
+ private:
+  Forwarder() = default;
+  class Sender;
+  bool receive(std::size_t socket) noexcept;
+  bool drainEgress() noexcept;
+  bool egressPending() noexcept;
+  void drainDoorbell() noexcept;
+  void sleep() noexcept;
+
+  ForwarderOptions options_;
+  std::optional<ring::SharedSegment> segment_;
+  ForwarderShm* shm_ = nullptr;
+  std::vector<ring::SharedSegment> ring_segments_;
+  std::vector<WorkerPorts> ports_;
+  std::vector<ring::Consumer> egress_;
+  std::vector<int> sockets_;
+  int epoll_ = -1;
+  int doorbell_ = -1;
+  std::unique_ptr<Sender> sender_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  struct ReceiveBuffers;
+  std::unique_ptr<ReceiveBuffers> rx_;
+};
+
+}  // namespace gtpcp::forwarder

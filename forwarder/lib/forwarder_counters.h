@@ -1,0 +1,34 @@
+// The forwarder's counter table (common/metrics/counter.h): one writer, the
+// forwarder; read by `gtpcp status` and the metrics exporter.
+#pragma once
+
+#include "common/metrics/counter.h"
+
+namespace gtpcp::forwarder {
+
+#define GTPCP_FORWARDER_COUNTERS(X)                                                                    \
+  X(datagrams_received, "forwarder.datagrams_received", "datagrams received on the GTP-C sockets")    \
+  X(datagrams_sent, "forwarder.datagrams_sent", "datagrams sent on the GTP-C sockets")                \
+  X(receive_errors, "forwarder.receive_errors", "recvmmsg failures other than would-block")           \
+  X(send_errors, "forwarder.send_errors", "datagrams the kernel refused to send")                     \
+  X(socket_overflows, "forwarder.socket_overflows", "datagrams the kernel dropped for a full receive buffer") \
+  X(echo_answered, "forwarder.echo_answered", "Echo Requests answered with the group Recovery")      \
+  X(echo_responses, "forwarder.echo_responses", "Echo Responses received")                           \
+  X(version_not_supported, "forwarder.version_not_supported_sent", "datagrams of another GTP version answered with Version Not Supported") \
+  X(dropped_not_gtp, "forwarder.dropped_not_gtp", "datagrams that are not GTP-C (too short, bad header)") \
+  X(dropped_gtpv1, "forwarder.dropped_gtpv1", "GTPv1-C datagrams other than Echo (Gn/Gp not served)") \
+  X(dropped_priority_full, "forwarder.dropped_priority_ring_full", "datagrams dropped because a worker's priority ring was full") \
+  X(rejected_overload, "forwarder.rejected_overload", "session creations rejected (No resources) because a worker's new ring was full") \
+  X(dropped_overload, "forwarder.dropped_overload", "session creations dropped because neither the ring nor a rejection could be sent") \
+  X(to_priority, "forwarder.datagrams_to_priority_ring", "datagrams put on workers' priority rings")   \
+  X(to_new, "forwarder.datagrams_to_new_ring", "session-creating requests put on workers' new rings") \
+  X(from_workers, "forwarder.datagrams_from_workers", "datagrams taken from the workers' egress rings") \
+  X(wakeups, "forwarder.wakeups", "times the forwarder slept and woke")
+
+struct ForwarderCounters {
+  GTPCP_COUNTER_FIELDS(GTPCP_FORWARDER_COUNTERS)
+};
+
+inline constexpr metrics::CounterInfo kForwarderCounterInfo[] = {GTPCP_COUNTER_INFO(GTPCP_FORWARDER_COUNTERS)};
+
+}  // namespace gtpcp::forwarder

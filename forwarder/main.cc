@@ -1,0 +1,64 @@
+// gtpcp-forwarder: the group's GTP-C sockets. Wires configuration to
+// forwarder/lib and runs until SIGTERM.
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/config/check.h"
+#include "common/config/instance.h"
+#include "common/group/from_config.h"
+#include "common/log/log.h"
+#include "forwarder/lib/forwarder.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void onSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gtpcp-forwarder: receives and sends the group's GTP-C datagrams"};
+  std::string config_path = "config/gtpcp.yaml";
+  bool check = false;
+  app.add_option("-c,--config", config_path, "gtpcp.yaml");
+  app.add_flag("--check-config", check, "validate the configuration and the routing document, then exit");
+  CLI11_PARSE(app, argc, argv);
+  if (check) return gtpcp::config::checkConfigMain(config_path, std::cout);
+
+  auto config = gtpcp::config::loadInstanceConfig(config_path);
+  if (!config) {
+    std::cerr << config.error().toString() << "\n";
+    return 1;
+  }
+  gtpcp::log::init("forwarder", gtpcp::config::logLevelName(config->log.level));
+
+  gtpcp::forwarder::ForwarderOptions options;
+  options.paths = gtpcp::group::pathsOf(*config);
+  options.workers = config->workers;
+  const auto rings = gtpcp::group::ringSizesOf(*config);
+  options.priority_slots = rings.priority;
+  options.new_slots = rings.fresh;
+  options.egress_slots = rings.egress;
+  options.batch = config->rings.batch;
+  options.socket_buffer_bytes = static_cast<int>(config->gtpc.socket_buffer_bytes);
+  options.sockets = gtpcp::group::socketPlanOf(*config);
+  options.recovery = config->gtpc.recovery;
+
+  auto forwarder = gtpcp::forwarder::Forwarder::open(options);
+  if (!forwarder) {
+    spdlog::critical("cannot start: {}", forwarder.error());
+    gtpcp::log::shutdown();
+    return 1;
+  }
+  signal(SIGTERM, onSignal);
+  signal(SIGINT, onSignal);
+  signal(SIGPIPE, SIG_IGN);
+  for (const auto& a : options.sockets.sockets) spdlog::info("serving GTP-C on {}", a.toString());
+  spdlog::info("group {} with {} workers", config->group, config->workers);
+  (*forwarder)->run(g_stop);
+  spdlog::info("stopped");
+  gtpcp::log::shutdown();
+  return 0;
+}

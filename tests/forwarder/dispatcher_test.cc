@@ -1,0 +1,266 @@
+// The forwarder's decisions (forwarder/lib/dispatcher.h, classify.h) with
+// in-memory rings and a recording reply sink: which ring each datagram lands
+// on, what the forwarder answers itself, what it drops and counts.
+#include "forwarder/lib/dispatcher.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "common/group/meta.h"
+#include "common/group/session_identity.h"
+#include "common/gtp/v1/builder.h"
+#include "common/gtp/v1/ies.h"
+#include "common/gtp/v2/builder.h"
+#include "common/gtp/v2/ies.h"
+#include "common/partition.h"
+#include "forwarder/lib/classify.h"
+
+namespace gtpcp::forwarder {
+namespace {
+
+using namespace gtp;
+
+constexpr uint32_t kSlots = ring::kMinCapacitySlots;
+
+struct Reply {
+  uint8_t socket;
+  net::Address to;
+  std::vector<uint8_t> bytes;
+};
+
+class RecordingSink final : public ReplySink {
+ public:
+  bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
+    replies.push_back(Reply{socket, to, {bytes.begin(), bytes.end()}});
+    return true;
+  }
+  std::vector<Reply> replies;
+};
+
+// Ring memory must be 64-octet aligned, as a shared mapping is.
+struct Aligned {
+  explicit Aligned(std::size_t n) : bytes(static_cast<uint8_t*>(::operator new(n, std::align_val_t{64}))) {
+    std::memset(bytes, 0, n);
+  }
+  ~Aligned() { ::operator delete(bytes, std::align_val_t{64}); }
+  uint8_t* data() const { return bytes; }
+  uint8_t* bytes;
+};
+
+// One worker's rings in process memory, both ends.
+struct Rings {
+  Rings() : priority_memory(ring::ringBytes(kSlots)), fresh_memory(ring::ringBytes(kSlots)) {
+    ring::initDoorbell(&bell);
+    EXPECT_TRUE(ring::initRing(priority_memory.data(), ring::ringBytes(kSlots), kSlots));
+    EXPECT_TRUE(ring::initRing(fresh_memory.data(), ring::ringBytes(kSlots), kSlots));
+    priority.emplace(*ring::Consumer::attach(priority_memory.data(), ring::ringBytes(kSlots)));
+    fresh.emplace(*ring::Consumer::attach(fresh_memory.data(), ring::ringBytes(kSlots)));
+  }
+  WorkerPorts ports() {
+    return WorkerPorts{*ring::Producer::attach(priority_memory.data(), ring::ringBytes(kSlots)),
+                       *ring::Producer::attach(fresh_memory.data(), ring::ringBytes(kSlots)),
+                       ring::Doorbell(&bell), false};
+  }
+  Aligned priority_memory;
+  Aligned fresh_memory;
+  ring::DoorbellShm bell;
+  std::optional<ring::Consumer> priority;
+  std::optional<ring::Consumer> fresh;
+};
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  static constexpr uint16_t kWorkers = 3;
+
+  DispatcherTest() : shm_(std::make_unique<ForwarderShm>()) {
+    shm_->recovery.store(42);
+    for (int i = 0; i < kWorkers; ++i) rings_.push_back(std::make_unique<Rings>());
+    for (auto& r : rings_) ports_.push_back(r->ports());
+    dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, sink_);
+  }
+
+  void dispatch(const std::vector<uint8_t>& bytes) {
+    ring::DatagramMeta meta{};
+    meta.local_socket = 1;
+    group::setPeer(meta, peer_);
+    dispatcher_->dispatch(meta, bytes);
+  }
+
+  // The records on ring `kind` ("priority"/"new") of worker `w`, consumed.
+  std::vector<std::vector<uint8_t>> take(int w, bool fresh) {
+    std::vector<std::vector<uint8_t>> out;
+    ring::Consumer& c = fresh ? *rings_[w]->fresh : *rings_[w]->priority;
+    while (auto r = c.peek()) {
+      EXPECT_EQ(group::peerOf(*r->meta), peer_);
+      EXPECT_EQ(r->meta->local_socket, 1);
+      out.emplace_back(r->payload.begin(), r->payload.end());
+      c.pop();
+    }
+    c.release();
+    return out;
+  }
+
+  static std::vector<uint8_t> createSessionRequest(const std::string& imsi, uint32_t sgw_teid, uint32_t seq) {
+    std::vector<uint8_t> buf(256);
+    v2::Builder b(buf);
+    b.begin(v2::MessageType::kCreateSessionRequest, 0, seq);
+    v2::Imsi i;
+    for (char c : imsi) i.digits.push(c);
+    b.add(i);
+    v2::FTeid f;
+    f.interface_type = 6;
+    f.teid = sgw_teid;
+    f.ipv4 = Ipv4{{127, 0, 0, 11}};
+    b.add(f);
+    buf.resize(b.finish()->size());
+    return buf;
+  }
+
+  static std::vector<uint8_t> message(v2::MessageType type, std::optional<uint32_t> teid, uint32_t seq) {
+    std::vector<uint8_t> buf(64);
+    v2::Builder b(buf);
+    b.begin(type, teid, seq);
+    if (type == v2::MessageType::kEchoRequest) b.add(v2::Recovery{3});
+    buf.resize(b.finish()->size());
+    return buf;
+  }
+
+  static int workerOfImsi(const std::string& imsi) {
+    v2::Message m;
+    auto bytes = createSessionRequest(imsi, 1, 1);
+    EXPECT_TRUE(m.decode(bytes));
+    return workerOf(group::partitionOfCreateSession(m), kWorkers);
+  }
+
+  net::Address peer_ = net::Address::v4(Ipv4{{127, 0, 0, 11}}, 40000);
+  std::unique_ptr<ForwarderShm> shm_;
+  std::vector<std::unique_ptr<Rings>> rings_;
+  std::vector<WorkerPorts> ports_;
+  RecordingSink sink_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+};
+
+TEST_F(DispatcherTest, CreateSessionRequestGoesToTheNewRingOfTheImsisWorker) {
+  const std::string imsi = "001010123456789";
+  const int w = workerOfImsi(imsi);
+  dispatch(createSessionRequest(imsi, 0x77, 10));
+  // Nothing is visible before the batch is flushed...
+  EXPECT_TRUE(rings_[w]->fresh->empty());
+  dispatcher_->flush();
+  // ...and then exactly on that worker's new ring.
+  for (int i = 0; i < kWorkers; ++i) {
+    EXPECT_EQ(take(i, true).size(), i == w ? 1u : 0u) << "worker " << i;
+    EXPECT_TRUE(take(i, false).empty());
+  }
+  EXPECT_EQ(shm_->counters.to_new.load(), 1u);
+  EXPECT_EQ(shm_->received_v2[32].load(), 1u);
+}
+
+TEST_F(DispatcherTest, AMessageWithAProxyTeidGoesToThePriorityRingOfItsPartition) {
+  // Partition 1000 belongs to worker 1000 % 3 = 1.
+  const uint32_t teid = (uint32_t{1000} << 22) | 0x1234;
+  dispatch(message(v2::MessageType::kModifyBearerRequest, teid, 5));
+  dispatcher_->flush();
+  EXPECT_EQ(take(1, false).size(), 1u);
+  EXPECT_TRUE(take(0, false).empty());
+  EXPECT_TRUE(take(2, false).empty());
+}
+
+TEST_F(DispatcherTest, AResponseWithoutTeidGoesToTheWorkerItsSequenceNumberNames) {
+  // A rejection with TEID 0 to the proxy's request number 3 * 7 + 2: worker 2.
+  dispatch(message(v2::MessageType::kCreateSessionResponse, 0, 3 * 7 + 2));
+  // The command bit does not change the worker.
+  dispatch(message(v2::MessageType::kDeleteBearerFailureIndication, 0, 0x800000 | (3 * 9 + 2)));
+  dispatcher_->flush();
+  EXPECT_EQ(take(2, false).size(), 2u);
+}
+
+TEST_F(DispatcherTest, EchoRequestsAreAnsweredWithTheGroupRecovery) {
+  dispatch(message(v2::MessageType::kEchoRequest, std::nullopt, 0x123456));
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  EXPECT_EQ(sink_.replies[0].to, peer_);
+  EXPECT_EQ(sink_.replies[0].socket, 1);
+  v2::Message m;
+  ASSERT_TRUE(m.decode(sink_.replies[0].bytes));
+  EXPECT_EQ(m.messageType(), v2::MessageType::kEchoResponse);
+  EXPECT_EQ(m.header().sequence_number, 0x123456u);
+  EXPECT_EQ(v2::readFirst<v2::Recovery>(m)->value, 42);
+
+  // GTPv1 Echo too, in GTPv1.
+  std::vector<uint8_t> buf(64);
+  v1::Builder b(buf);
+  b.begin(v1::MessageType::kEchoRequest, 0, 777);
+  buf.resize(b.finish()->size());
+  dispatch(buf);
+  ASSERT_EQ(sink_.replies.size(), 2u);
+  v1::Message m1;
+  ASSERT_TRUE(m1.decode(sink_.replies[1].bytes));
+  EXPECT_EQ(m1.messageType(), v1::MessageType::kEchoResponse);
+  EXPECT_EQ(m1.header().sequence_number, 777);
+  EXPECT_EQ(v1::readNth<v1::Recovery>(m1)->value, 42);
+  dispatcher_->flush();
+  for (int i = 0; i < kWorkers; ++i) EXPECT_TRUE(take(i, false).empty());
+  EXPECT_EQ(shm_->counters.echo_answered.load(), 2u);
+}
+
+TEST_F(DispatcherTest, OtherVersionsGetVersionNotSupportedAndGarbageIsCounted) {
+  std::vector<uint8_t> v3 = message(v2::MessageType::kModifyBearerRequest, 1, 1);
+  v3[0] = static_cast<uint8_t>((3 << 5) | (v3[0] & 0x1f));
+  dispatch(v3);
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  v2::Message m;
+  ASSERT_TRUE(m.decode(sink_.replies[0].bytes));
+  EXPECT_EQ(m.messageType(), v2::MessageType::kVersionNotSupportedIndication);
+  dispatch({0x48, 0x01});  // a GTPv2 header cut short
+  dispatch({});
+  EXPECT_EQ(shm_->counters.dropped_not_gtp.load(), 2u);
+  EXPECT_EQ(shm_->counters.version_not_supported.load(), 1u);
+}
+
+TEST_F(DispatcherTest, AFullNewRingIsAnsweredNoResourcesWhileThePriorityRingFlows) {
+  const std::string imsi = "001010000000042";
+  const int w = workerOfImsi(imsi);
+  uint32_t pushed = 0;
+  while (ports_[w].fresh.fits(createSessionRequest(imsi, 1, 1).size())) {
+    dispatch(createSessionRequest(imsi, 1, pushed++));
+  }
+  dispatcher_->flush();
+  ASSERT_TRUE(sink_.replies.empty());
+  dispatch(createSessionRequest(imsi, 0xcafe, 999));
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  v2::Message m;
+  ASSERT_TRUE(m.decode(sink_.replies[0].bytes));
+  EXPECT_EQ(m.messageType(), v2::MessageType::kCreateSessionResponse);
+  EXPECT_EQ(m.header().teid, 0xcafeu) << "the SGW's TEID from its sender F-TEID";
+  EXPECT_EQ(m.header().sequence_number, 999u);
+  EXPECT_EQ(v2::readFirst<v2::CauseIe>(m)->value, static_cast<uint8_t>(v2::Cause::kNoResourcesAvailable));
+  EXPECT_EQ(shm_->counters.rejected_overload.load(), 1u);
+  // Established sessions of the same worker still get through.
+  const uint32_t teid = (uint32_t{static_cast<uint16_t>(w)} << 22) | 1;  // partition w: worker w
+  dispatch(message(v2::MessageType::kModifyBearerRequest, teid, 1));
+  dispatcher_->flush();
+  EXPECT_EQ(take(w, false).size(), 1u);
+  EXPECT_EQ(take(w, true).size(), pushed);
+}
+
+TEST_F(DispatcherTest, FlushWakesOnlyTheWorkersThatGotSomething) {
+  const uint32_t teid = (uint32_t{1} << 22) | 5;  // worker 1
+  dispatch(message(v2::MessageType::kModifyBearerRequest, teid, 1));
+  const uint32_t before[3] = {rings_[0]->bell.sequence.load(), rings_[1]->bell.sequence.load(),
+                              rings_[2]->bell.sequence.load()};
+  // Worker 1 announces it sleeps: the flush must wake it.
+  rings_[1]->bell.sleeping.store(1);
+  dispatcher_->flush();
+  EXPECT_NE(rings_[1]->bell.sequence.load(), before[1]);
+  EXPECT_EQ(rings_[0]->bell.sequence.load(), before[0]);
+  EXPECT_EQ(rings_[2]->bell.sequence.load(), before[2]);
+}
+
+}  // namespace
+}  // namespace gtpcp::forwarder

@@ -1,0 +1,380 @@
+#include "tools/launcher/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include "common/group/process_status_shm.h"
+#include "common/time/clock.h"
+#include "common/group/rings.h"
+#include "common/ring/segment.h"
+#include "forwarder/lib/forwarder_shm.h"
+#include "workers/lib/worker_shm.h"
+
+namespace gtpcp::launcher {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+
+std::optional<int> readPid(const std::string& file) {
+  std::ifstream in(file);
+  int pid = 0;
+  if (in >> pid && pid > 0) return pid;
+  return std::nullopt;
+}
+
+// The process `pid` runs `binary` (and so is ours, not a recycled pid).
+bool runs(int pid, const std::string& binary) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string argv0;
+  if (!std::getline(in, argv0, '\0')) return false;
+  return fs::path(argv0).filename() == fs::path(binary).filename();
+}
+
+bool alive(int pid) {
+  // A child of ours that exited is a zombie until reaped: reap it first.
+  int status;
+  waitpid(pid, &status, WNOHANG);
+  if (kill(pid, 0) != 0) return false;
+  // A process started by an earlier `gtpcp start` is init's child: once it
+  // exits it stays a zombie (kill() still succeeds) until init reaps it,
+  // which can take seconds. It is dead already.
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const auto paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
+  const char state = stat[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+std::string tail(const std::string& file, std::size_t lines) {
+  std::ifstream in(file);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
+    out += "    " + all[i] + "\n";
+  return out;
+}
+
+template <class Shm>
+struct Attached {
+  std::optional<ring::SharedSegment> segment;
+  const Shm* shm = nullptr;
+};
+
+template <class Shm>
+Attached<Shm> attachAs(const std::string& name, uint32_t kind) {
+  Attached<Shm> a;
+  auto seg = ring::SharedSegment::attach(name, kind);
+  if (!seg) return a;
+  a.segment.emplace(std::move(*seg));
+  a.shm = static_cast<const Shm*>(a.segment->payload());
+  return a;
+}
+
+const group::ProcessStatusShm* statusOf(const std::string& name, const group::Paths& paths,
+                                        std::optional<ring::SharedSegment>& holder) {
+  if (name == "forwarder") {
+    auto a = attachAs<forwarder::ForwarderShm>(paths.forwarderSegment(), forwarder::kForwarderSegmentKind);
+    holder = std::move(a.segment);
+    return a.shm ? &a.shm->status : nullptr;
+  }
+  const unsigned index = static_cast<unsigned>(std::stoul(name.substr(std::string("worker-").size())));
+  auto a = attachAs<worker::WorkerShmHeader>(paths.workerSegment(index), worker::kWorkerSegmentKind);
+  holder = std::move(a.segment);
+  return a.shm ? &a.shm->status : nullptr;
+}
+
+}  // namespace
+
+std::string selfDirectory() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : p.parent_path().string();
+}
+
+Group::Group(config::InstanceConfig config, std::string config_path, std::string bin_dir)
+    : config_(std::move(config)),
+      config_path_(fs::absolute(config_path).string()),
+      bin_dir_(std::move(bin_dir)),
+      paths_(config_.group, config_.run_dir.resolved) {}
+
+std::string Group::findBinary(const std::string& name) const {
+  // Installed side by side, as the build tree has them too (build/<tree>/bin).
+  const fs::path p = fs::path(bin_dir_) / name;
+  if (access(p.c_str(), X_OK) == 0) return p.string();
+  return name;  // from PATH
+}
+
+std::vector<ProcessSpec> Group::processes() const {
+  std::vector<ProcessSpec> out;
+  out.push_back({"forwarder", findBinary("gtpcp-forwarder"), {"--config", config_path_}});
+  for (uint32_t i = 0; i < config_.workers; ++i) {
+    out.push_back({group::Paths::workerName(i), findBinary("gtpcp-worker"),
+                   {"--config", config_path_, "--index", std::to_string(i)}});
+  }
+  return out;
+}
+
+std::optional<int> Group::runningPid(const std::string& name) const {
+  auto pid = readPid(paths_.pidFile(name));
+  if (!pid || !alive(*pid)) return std::nullopt;
+  const std::string binary = name == "forwarder" ? "gtpcp-forwarder" : "gtpcp-worker";
+  if (!runs(*pid, binary)) return std::nullopt;
+  return pid;
+}
+
+std::optional<int> Group::spawn(const ProcessSpec& spec, std::ostream& out) {
+  const std::string log = paths_.logFile(spec.name);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    out << spec.name << ": fork: " << std::strerror(errno) << "\n";
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    // Detached from the launcher's terminal and process group: the group
+    // outlives `gtpcp start`.
+    setsid();
+    const int null = ::open("/dev/null", O_RDONLY);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (null >= 0) dup2(null, 0);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(spec.binary.c_str()));
+    for (const auto& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "exec %s: %s\n", spec.binary.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  std::ofstream(paths_.pidFile(spec.name)) << pid << "\n";
+  return pid;
+}
+
+bool Group::waitServing(const std::string& name, int pid, int timeout_ms, std::ostream& out) {
+  const uint64_t deadline = monotonicNs() + uint64_t(timeout_ms) * 1'000'000;
+  while (monotonicNs() < deadline) {
+    if (!alive(pid)) {
+      out << name << ": exited while starting; last lines of " << paths_.logFile(name) << ":\n"
+          << tail(paths_.logFile(name), 8);
+      return false;
+    }
+    std::optional<ring::SharedSegment> holder;
+    if (const auto* s = statusOf(name, paths_, holder)) {
+      // A1: pairs with S1 in the process: pid is visible once state is.
+      const auto state = static_cast<group::ProcessState>(s->state.load(std::memory_order_acquire));
+      if (state == group::ProcessState::kServing && s->pid.load(std::memory_order_relaxed) == uint32_t(pid))
+        return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  out << name << ": not serving after " << timeout_ms << " ms; last lines of " << paths_.logFile(name) << ":\n"
+      << tail(paths_.logFile(name), 8);
+  return false;
+}
+
+bool Group::start(std::ostream& out, int timeout_ms) {
+  std::error_code ec;
+  fs::create_directories(paths_.runDir(), ec);
+  if (ec) {
+    out << "cannot create run directory " << paths_.runDir() << ": " << ec.message() << "\n";
+    return false;
+  }
+  const uint64_t t0 = monotonicNs();
+  std::vector<std::pair<ProcessSpec, int>> started;
+  bool ok = true;
+  // The forwarder first: it binds the sockets, so a port already taken stops
+  // the start before any worker runs.
+  for (const ProcessSpec& spec : processes()) {
+    if (auto pid = runningPid(spec.name)) {
+      out << std::left << std::setw(12) << spec.name << " pid " << std::setw(8) << *pid << " already running\n";
+      continue;
+    }
+    auto pid = spawn(spec, out);
+    if (!pid) {
+      ok = false;
+      break;
+    }
+    started.emplace_back(spec, *pid);
+    if (spec.name == "forwarder" && !waitServing(spec.name, *pid, timeout_ms, out)) {
+      ok = false;
+      break;
+    }
+  }
+  for (const auto& [spec, pid] : started) {
+    if (!ok) break;
+    if (spec.name != "forwarder" && !waitServing(spec.name, pid, timeout_ms, out)) ok = false;
+  }
+  const double ms = double(monotonicNs() - t0) / 1e6;
+  if (!ok) {
+    for (const auto& [spec, pid] : started) terminate(spec.name, 2000, out);
+    out << "group " << config_.group << " did not start\n";
+    return false;
+  }
+  for (const auto& [spec, pid] : started) {
+    out << std::left << std::setw(12) << spec.name << " pid " << std::setw(8) << pid << " serving\n";
+  }
+  out << "group " << config_.group << " serving in " << std::fixed << std::setprecision(3) << ms / 1000.0
+      << " s (run directory " << paths_.runDir() << ")\n";
+  return true;
+}
+
+bool Group::terminate(const std::string& name, int timeout_ms, std::ostream& out) {
+  auto pid = runningPid(name);
+  if (!pid) {
+    std::remove(paths_.pidFile(name).c_str());
+    return true;
+  }
+  kill(*pid, SIGTERM);
+  const uint64_t deadline = monotonicNs() + uint64_t(timeout_ms) * 1'000'000;
+  while (alive(*pid) && monotonicNs() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  bool clean = true;
+  if (alive(*pid)) {
+    out << name << ": pid " << *pid << " ignored SIGTERM for " << timeout_ms << " ms, killed\n";
+    kill(*pid, SIGKILL);
+    while (alive(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    clean = false;
+  }
+  std::remove(paths_.pidFile(name).c_str());
+  return clean;
+}
+
+bool Group::stop(std::ostream& out, bool keep_state, int timeout_ms) {
+  bool clean = true;
+  auto specs = processes();
+  // Workers first: the forwarder keeps draining their egress until they are gone.
+  for (auto it = specs.rbegin(); it != specs.rend(); ++it) {
+    const bool was_running = runningPid(it->name).has_value();
+    clean &= terminate(it->name, timeout_ms, out);
+    if (was_running) out << std::left << std::setw(12) << it->name << " stopped\n";
+  }
+  if (!keep_state) {
+    ring::SharedSegment::remove(paths_.forwarderSegment());
+    for (uint32_t w = 0; w < config_.workers; ++w) {
+      ring::SharedSegment::remove(paths_.workerSegment(w));
+      ring::SharedSegment::remove(paths_.workerDoorbell(w));
+      for (auto k : {group::RingKind::kPriority, group::RingKind::kNew, group::RingKind::kEgress})
+        ring::SharedSegment::remove(paths_.ring(w, k));
+    }
+  }
+  out << "group " << config_.group << " stopped" << (keep_state ? " (shared memory kept)" : "") << "\n";
+  return clean;
+}
+
+bool Group::restart(const std::string& name, std::ostream& out, int timeout_ms) {
+  for (const ProcessSpec& spec : processes()) {
+    if (spec.name != name) continue;
+    terminate(name, timeout_ms, out);
+    auto pid = spawn(spec, out);
+    if (!pid || !waitServing(name, *pid, timeout_ms, out)) return false;
+    out << std::left << std::setw(12) << name << " pid " << std::setw(8) << *pid << " serving\n";
+    return true;
+  }
+  out << "no process named " << name << " in group " << config_.group << "\n";
+  return false;
+}
+
+nlohmann::json Group::status() const {
+  nlohmann::json j;
+  j["group"] = config_.group;
+  j["run_dir"] = paths_.runDir();
+  const uint64_t now = monotonicNs();
+  auto process = [&](const std::string& name, const group::ProcessStatusShm* s) {
+    nlohmann::json p;
+    p["name"] = name;
+    auto pid = runningPid(name);
+    p["pid"] = pid ? nlohmann::json(*pid) : nlohmann::json(nullptr);
+    if (s == nullptr) {
+      p["state"] = "absent";
+      return p;
+    }
+    auto state = static_cast<group::ProcessState>(s->state.load(std::memory_order_acquire));
+    // A process that died does not say so itself.
+    if (!pid && state == group::ProcessState::kServing) state = group::ProcessState::kAbsent;
+    p["state"] = pid ? group::toString(state) : (state == group::ProcessState::kStopped ? "stopped" : "dead");
+    const uint64_t beat = s->heartbeat_ns.load(std::memory_order_relaxed);
+    if (beat != 0 && now >= beat) p["heartbeat_age_ms"] = (now - beat) / 1'000'000;
+    p["starts"] = s->starts.load(std::memory_order_relaxed);
+    return p;
+  };
+  auto fwd = attachAs<forwarder::ForwarderShm>(paths_.forwarderSegment(), forwarder::kForwarderSegmentKind);
+  j["processes"].push_back(process("forwarder", fwd.shm ? &fwd.shm->status : nullptr));
+  nlohmann::json counters = nlohmann::json::object();
+  if (fwd.shm) {
+    const metrics::Counter* c = reinterpret_cast<const metrics::Counter*>(&fwd.shm->counters);
+    for (std::size_t i = 0; i < std::size(forwarder::kForwarderCounterInfo); ++i)
+      counters[std::string(forwarder::kForwarderCounterInfo[i].name)] = c[i].load();
+  }
+  uint64_t sessions = 0;
+  for (uint32_t w = 0; w < config_.workers; ++w) {
+    const std::string name = group::Paths::workerName(w);
+    auto a = attachAs<worker::WorkerShmHeader>(paths_.workerSegment(w), worker::kWorkerSegmentKind);
+    nlohmann::json p = process(name, a.shm ? &a.shm->status : nullptr);
+    if (a.shm) {
+      p["sessions"] = a.shm->counters.sessions_active.load();
+      sessions += a.shm->counters.sessions_active.load();
+      const metrics::Counter* c = reinterpret_cast<const metrics::Counter*>(&a.shm->counters);
+      nlohmann::json wc;
+      for (std::size_t i = 0; i < std::size(worker::kWorkerCounterInfo); ++i)
+        wc[std::string(worker::kWorkerCounterInfo[i].name)] = c[i].load();
+      p["counters"] = wc;
+    }
+    if (fwd.shm) {
+      p["ring_depth_slots"] = {{"priority", fwd.shm->priority_depth[w].load()},
+                               {"new", fwd.shm->new_depth[w].load()},
+                               {"egress", fwd.shm->egress_depth[w].load()}};
+    }
+    j["processes"].push_back(p);
+  }
+  j["sessions"] = sessions;
+  j["counters"] = counters;
+  return j;
+}
+
+void Group::printStatus(const nlohmann::json& s, std::ostream& out) {
+  out << "group " << s["group"].get<std::string>() << " (" << s["run_dir"].get<std::string>() << ")\n";
+  out << std::left << std::setw(12) << "process" << std::setw(9) << "pid" << std::setw(10) << "state"
+      << std::setw(11) << "heartbeat" << std::setw(8) << "starts" << "sessions\n";
+  for (const auto& p : s["processes"]) {
+    out << std::left << std::setw(12) << p["name"].get<std::string>() << std::setw(9)
+        << (p["pid"].is_null() ? std::string("-") : std::to_string(p["pid"].get<int>())) << std::setw(10)
+        << p["state"].get<std::string>() << std::setw(11)
+        << (p.contains("heartbeat_age_ms") ? std::to_string(p["heartbeat_age_ms"].get<uint64_t>()) + " ms" : "-")
+        << std::setw(8) << (p.contains("starts") ? std::to_string(p["starts"].get<uint64_t>()) : "-")
+        << (p.contains("sessions") ? std::to_string(p["sessions"].get<uint64_t>()) : "") << "\n";
+  }
+  out << "sessions: " << s["sessions"].get<uint64_t>() << "\n";
+  auto print = [&](const nlohmann::json& counters) {
+    for (const auto& [name, value] : counters.items()) {
+      if (value.get<uint64_t>() != 0) out << "  " << std::left << std::setw(44) << name << value.get<uint64_t>() << "\n";
+    }
+  };
+  out << "counters (non-zero):\n";
+  print(s["counters"]);
+  for (const auto& p : s["processes"]) {
+    if (!p.contains("counters")) continue;
+    out << " " << p["name"].get<std::string>() << ":\n";
+    print(p["counters"]);
+  }
+}
+
+}  // namespace gtpcp::launcher

@@ -1,0 +1,60 @@
+// The sessions of one worker's partitions, in the worker's segment.
+//
+// A session is found from either of its TEIDs without hashing: the TEID names
+// the partition and the slot (teid.h), and the slot's generation must match.
+// Free slots are chained per partition; the chains and counts are derived
+// from the slots' states and rebuilt by rebuild() whenever a worker attaches,
+// so a worker killed at any instruction leaves nothing that a successor cannot
+// repair. Slots are handed out from the low end of each partition (the
+// high-water mark grows only when no freed slot is left), so memory pages of
+// the segment are touched only as sessions actually exist.
+//
+// Single-threaded: only the worker's main loop calls it.
+#pragma once
+
+#include <cstdint>
+
+#include "workers/lib/teid.h"
+#include "workers/lib/worker_shm.h"
+
+namespace gtpcp::worker {
+
+class SessionTable {
+ public:
+  SessionTable(const WorkerLayout& layout, PartitionShm* partitions, SessionShm* sessions) noexcept;
+
+  // Recomputes free chains, high-water marks' consistency and the count.
+  void rebuild() noexcept;
+
+  // A new session in `partition`, which this worker must own: state kCreating,
+  // a fresh generation, everything else zero. nullptr when the partition is full.
+  SessionShm* allocate(uint16_t partition) noexcept;
+  // The live session that `teid` names, or nullptr.
+  SessionShm* find(uint32_t teid) noexcept;
+  void release(SessionShm& session) noexcept;
+
+  uint32_t teid(const SessionShm& session, Leg leg) const noexcept;
+  uint16_t partitionOf(const SessionShm& session) const noexcept;
+  uint64_t active() const noexcept { return active_; }
+
+  // Visits every live session (status, tests).
+  template <class F>
+  void forEach(F&& f) {
+    for (uint32_t lp = 0; lp < layout_.local_partitions; ++lp) {
+      for (uint32_t s = 0; s < partitions_[lp].high_water; ++s) {
+        SessionShm& session = sessions_[uint64_t{lp} * layout_.per_partition + s];
+        if (session.state != static_cast<uint8_t>(SessionState::kFree)) f(session);
+      }
+    }
+  }
+
+ private:
+  uint64_t indexOf(const SessionShm& s) const noexcept { return static_cast<uint64_t>(&s - sessions_); }
+
+  WorkerLayout layout_;
+  PartitionShm* partitions_;
+  SessionShm* sessions_;
+  uint64_t active_ = 0;
+};
+
+}  // namespace gtpcp::worker

@@ -1,0 +1,205 @@
+#include "workers/lib/worker_runtime.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "common/group/meta.h"
+#include "common/time/clock.h"
+#include "common/group/rings.h"
+#include "forwarder/lib/forwarder_shm.h"
+
+namespace gtpcp::worker {
+
+namespace {
+
+
+// Longest sleep: the transaction sweep and the heartbeat need a turn now and then.
+constexpr std::chrono::milliseconds kIdleWait{100};
+
+}  // namespace
+
+class WorkerRuntime::RingEgress final : public Egress {
+ public:
+  explicit RingEgress(ring::Producer producer) : producer_(std::move(producer)) {}
+  bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
+    ring::DatagramMeta meta{};
+    meta.local_socket = socket;
+    group::setPeer(meta, to);
+    if (!producer_.push(meta, bytes)) return false;
+    pending_ = true;
+    return true;
+  }
+  // Publishes what was pushed; true when there was something.
+  bool publish() noexcept {
+    if (!pending_) return false;
+    producer_.publish();
+    pending_ = false;
+    return true;
+  }
+
+ private:
+  ring::Producer producer_;
+  bool pending_ = false;
+};
+
+tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
+    const WorkerOptions& options, const config::RoutingTable& routing) {
+  std::unique_ptr<WorkerRuntime> w(new WorkerRuntime());
+  w->options_ = options;
+  const WorkerLayout layout =
+      WorkerLayout::compute(options.workers, options.index, options.per_partition, options.transactions);
+
+  auto fwd = ring::SharedSegment::createOrAttach(
+      options.paths.forwarderSegment(), sizeof(forwarder::ForwarderShm), forwarder::kForwarderSegmentKind,
+      [](void* payload, std::size_t) -> ring::Result<void> {
+        new (payload) forwarder::ForwarderShm();
+        return {};
+      });
+  if (!fwd) return tl::unexpected(fwd.error().message);
+  w->forwarder_ = static_cast<forwarder::ForwarderShm*>(fwd->payload());
+  w->segments_.push_back(std::move(*fwd));
+
+  auto state = ring::SharedSegment::createOrAttach(
+      options.paths.workerSegment(options.index), layout.total, kWorkerSegmentKind,
+      [&layout](void* payload, std::size_t) -> ring::Result<void> {
+        auto* h = new (payload) WorkerShmHeader();
+        h->workers = layout.workers;
+        h->index = layout.index;
+        h->per_partition = layout.per_partition;
+        h->transactions = layout.transactions;
+        h->local_partitions = layout.local_partitions;
+        h->partitions_offset = layout.partitions_offset;
+        h->sessions_offset = layout.sessions_offset;
+        h->transactions_offset = layout.transactions_offset;
+        return {};
+      },
+      ring::Prefault::kNo);
+  if (!state) return tl::unexpected(state.error().message);
+  w->state_.emplace(std::move(*state));
+  w->adopted_ = !w->state_->created();
+  auto* base = static_cast<uint8_t*>(w->state_->payload());
+  w->header_ = reinterpret_cast<WorkerShmHeader*>(base);
+  const WorkerShmHeader& h = *w->header_;
+  if (h.workers != layout.workers || h.index != layout.index || h.per_partition != layout.per_partition ||
+      h.transactions != layout.transactions || h.sessions_offset != layout.sessions_offset) {
+    return tl::unexpected("shared memory " + options.paths.workerSegment(options.index) +
+                          ": holds sessions for workers=" + std::to_string(h.workers) + " index=" +
+                          std::to_string(h.index) + " per_partition=" + std::to_string(h.per_partition) +
+                          " transactions=" + std::to_string(h.transactions) +
+                          ", but the configuration says workers=" + std::to_string(layout.workers) +
+                          " index=" + std::to_string(layout.index) + " per_partition=" +
+                          std::to_string(layout.per_partition) + " transactions=" +
+                          std::to_string(layout.transactions) +
+                          "; stop the group (gtpcp stop) before changing them");
+  }
+  w->sessions_ = std::make_unique<SessionTable>(
+      layout, reinterpret_cast<PartitionShm*>(base + layout.partitions_offset),
+      reinterpret_cast<SessionShm*>(base + layout.sessions_offset));
+  w->transactions_ = std::make_unique<TransactionTable>(
+      reinterpret_cast<TransactionShm*>(base + layout.transactions_offset), layout.transactions);
+  w->sessions_->rebuild();
+  w->transactions_->rebuild();
+  w->header_->counters.sessions_active.set(w->sessions_->active());
+
+  const std::pair<group::RingKind, uint32_t> rings[] = {{group::RingKind::kPriority, options.priority_slots},
+                                                         {group::RingKind::kNew, options.new_slots},
+                                                         {group::RingKind::kEgress, options.egress_slots}};
+  for (const auto& [kind, slots] : rings) {
+    auto seg = group::openRingSegment(options.paths.ring(options.index, kind), slots);
+    if (!seg) return tl::unexpected(seg.error().message);
+    w->segments_.push_back(std::move(*seg));
+  }
+  auto bell = group::openDoorbellSegment(options.paths.workerDoorbell(options.index));
+  if (!bell) return tl::unexpected(bell.error().message);
+  w->segments_.push_back(std::move(*bell));
+  ring::SharedSegment& prio = w->segments_[1];
+  ring::SharedSegment& fresh = w->segments_[2];
+  ring::SharedSegment& egress = w->segments_[3];
+  auto p = ring::Consumer::attach(prio.payload(), prio.payloadSize());
+  auto n = ring::Consumer::attach(fresh.payload(), fresh.payloadSize());
+  auto e = ring::Producer::attach(egress.payload(), egress.payloadSize());
+  if (!p) return tl::unexpected(p.error().message);
+  if (!n) return tl::unexpected(n.error().message);
+  if (!e) return tl::unexpected(e.error().message);
+  w->priority_ = std::make_unique<ring::Consumer>(std::move(*p));
+  w->fresh_ = std::make_unique<ring::Consumer>(std::move(*n));
+  w->egress_ = std::make_unique<RingEgress>(std::move(*e));
+  w->doorbell_ = std::make_unique<ring::Doorbell>(static_cast<ring::DoorbellShm*>(w->segments_[4].payload()));
+
+  w->proxy_ = std::make_unique<Proxy>(options.proxy, *w->header_, *w->sessions_, *w->transactions_, routing,
+                                      *w->egress_);
+  w->bell_socket_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (w->bell_socket_ < 0) return tl::unexpected(std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  return w;
+}
+
+WorkerRuntime::~WorkerRuntime() {
+  if (bell_socket_ >= 0) close(bell_socket_);
+}
+
+std::size_t WorkerRuntime::drain(ring::Consumer& ring, std::size_t limit, uint64_t now, uint64_t wall) noexcept {
+  std::size_t n = 0;
+  while (n < limit) {
+    auto r = ring.peek();
+    if (!r) break;
+    Arrival a;
+    a.peer = group::peerOf(*r->meta);
+    a.socket = r->meta->local_socket;
+    a.now_ns = now;
+    a.wall_ns = wall;
+    // The slot is this worker's until release(): the proxy patches in place.
+    proxy_->handle(a, std::span<uint8_t>(const_cast<uint8_t*>(r->payload.data()), r->payload.size()));
+    ring.pop();
+    ++n;
+  }
+  return n;
+}
+
+void WorkerRuntime::wakeForwarder() noexcept {
+  // W1: pairs with F1 in Forwarder::sleep(): our publish, then its flag.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (forwarder_->sleeping.load(std::memory_order_relaxed) == 0) return;
+  sockaddr_un un{};
+  un.sun_family = AF_UNIX;
+  const std::string& path = options_.paths.forwarderDoorbellSocket();
+  std::memcpy(un.sun_path, path.c_str(), std::min(path.size() + 1, sizeof un.sun_path - 1));
+  const uint8_t byte = 1;
+  // A forwarder that is not there (restarting) finds the records when it is.
+  (void)sendto(bell_socket_, &byte, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&un), sizeof un);
+}
+
+void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
+  group::ProcessStatusShm& status = header_->status;
+  status.pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
+  status.started_ns.store(realtimeNs(), std::memory_order_relaxed);
+  status.starts.store(status.starts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // S1: pairs with A1 in the launcher.
+  status.state.store(static_cast<uint32_t>(group::ProcessState::kServing), std::memory_order_release);
+
+  const std::size_t batch = options_.batch;
+  while (!stop.load(std::memory_order_relaxed)) {
+    const uint64_t now = monotonicNs();
+    const uint64_t wall = realtimeNs();
+    // Established sessions first and without limit beyond a few batches;
+    // then one batch of new sessions.
+    std::size_t n = drain(*priority_, batch * 4, now, wall);
+    n += drain(*fresh_, batch, now, wall);
+    if (n != 0) {
+      priority_->release();
+      fresh_->release();
+      if (egress_->publish()) wakeForwarder();
+    }
+    proxy_->tick(now);
+    status.heartbeat_ns.store(now, std::memory_order_relaxed);
+    if (n == 0) {
+      doorbell_->wait([this] { return !priority_->empty() || !fresh_->empty(); }, kIdleWait);
+    }
+  }
+  status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+}
+
+}  // namespace gtpcp::worker

@@ -1,0 +1,87 @@
+// gtpcp-worker's main loop: the worker's rings on one side, the procedures
+// (Proxy) on the other.
+//
+// Each turn drains the priority ring (responses and established sessions)
+// before at most one batch of the new-session ring, so a surge of attaches
+// never delays subscribers already on the network; outgoing datagrams go to
+// the egress ring, published once per turn, with a wake-up of the forwarder
+// only when it sleeps. Idle, the worker sleeps on its doorbell until the
+// forwarder rings it or its timers are due.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "common/config/routing.h"
+#include "common/group/paths.h"
+#include "common/ring/doorbell.h"
+#include "common/ring/ring.h"
+#include "common/ring/segment.h"
+#include "workers/lib/proxy.h"
+#include "workers/lib/session_table.h"
+#include "workers/lib/transaction_table.h"
+
+namespace gtpcp::forwarder {
+struct ForwarderShm;
+}
+
+namespace gtpcp::worker {
+
+struct WorkerOptions {
+  group::Paths paths{"", ""};
+  uint32_t workers = 1;
+  uint32_t index = 0;
+  uint32_t priority_slots = 16384;
+  uint32_t new_slots = 8192;
+  uint32_t egress_slots = 16384;
+  uint32_t per_partition = 4096;
+  uint32_t transactions = 65536;
+  uint32_t batch = 64;
+  ProxySettings proxy;
+};
+
+class WorkerRuntime {
+ public:
+  // Attaches to (or creates) the worker's segment and rings. A segment left
+  // by a predecessor is adopted with its sessions; one of another geometry is
+  // refused.
+  static tl::expected<std::unique_ptr<WorkerRuntime>, std::string> open(
+      const WorkerOptions& options, const config::RoutingTable& routing);
+  ~WorkerRuntime();
+
+  void run(const std::atomic<bool>& stop) noexcept;
+
+  WorkerShmHeader& header() noexcept { return *header_; }
+  SessionTable& sessions() noexcept { return *sessions_; }
+  // True when the segment existed before this process attached.
+  bool adopted() const noexcept { return adopted_; }
+
+ private:
+  WorkerRuntime() = default;
+  class RingEgress;
+  std::size_t drain(ring::Consumer& ring, std::size_t limit, uint64_t now, uint64_t wall) noexcept;
+  void wakeForwarder() noexcept;
+
+  WorkerOptions options_;
+  std::optional<ring::SharedSegment> state_;
+  std::vector<ring::SharedSegment> segments_;
+  WorkerShmHeader* header_ = nullptr;
+  forwarder::ForwarderShm* forwarder_ = nullptr;
+  std::unique_ptr<SessionTable> sessions_;
+  std::unique_ptr<TransactionTable> transactions_;
+  std::unique_ptr<RingEgress> egress_;
+  std::unique_ptr<Proxy> proxy_;
+  std::unique_ptr<ring::Consumer> priority_;
+  std::unique_ptr<ring::Consumer> fresh_;
+  std::unique_ptr<ring::Doorbell> doorbell_;
+  int bell_socket_ = -1;
+  bool adopted_ = false;
+};
+
+}  // namespace gtpcp::worker
