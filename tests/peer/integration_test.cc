@@ -1,0 +1,342 @@
+// gtpcp-peer and gtpcp-relay as real processes over loopback UDP. Each test
+// uses its own 127.X.Y.0/24 (X >= 64) so that concurrent runs (and other developers'
+// tests on 127.0.0.1:2123) do not collide; every process is bounded in time
+// and stopped by PID.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/gtp/v2/builder.h"
+#include "common/gtp/v2/ies.h"
+#include "common/gtp/v2/message.h"
+#include "tests/peer/subprocess.h"
+#include "tools/peer/messages.h"
+#include "tools/peer/udp.h"
+
+namespace gtpcp::peer {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::Subprocess;
+
+const std::string kPeer = GTPCP_PEER_BIN;
+const std::string kRelay = GTPCP_RELAY_BIN;
+
+class PeerIntegration : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // ctest runs each test in its own process, several at once: pick the
+    // /24 from the test's name, the PID and the time, within
+    // 127.64.0.0-127.253.255.255 (clear of 127.0.0.x, where others run).
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::size_t h = std::hash<std::string>{}(
+        std::string(info->name()) + "/" + std::to_string(::getpid()) + "/" +
+        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    net_ = (127u << 24) | ((64u + static_cast<uint32_t>(h % 190)) << 16) |
+           ((1u + static_cast<uint32_t>((h / 190) % 254)) << 8);
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gtpcp_peer_test_" + std::to_string(::getpid()) + "_" + info->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+    else std::fprintf(stderr, "outputs kept in %s\n", dir_.c_str());
+  }
+
+  uint32_t addr(uint32_t host) const { return net_ | host; }
+  std::string ip(uint32_t host) const { return addressToString(addr(host)); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::unique_ptr<Subprocess> start(const std::string& name, std::vector<std::string> argv) {
+    return std::make_unique<Subprocess>(argv, path(name + ".out"), path(name + ".err"));
+  }
+  std::unique_ptr<Subprocess> startRelay(const std::vector<std::string>& pairs) {
+    std::string list;
+    for (const auto& p : pairs) list += (list.empty() ? "" : ",") + p;
+    auto relay = start("relay", {kRelay, "--listen", ip(1) + ":2123", "--upstream", ip(21) + ":2123",
+                                 "--pairs", list, "--duration", "60", "--json", path("relay.json")});
+    EXPECT_TRUE(testing::waitUdpBound(addr(1), 2123, 5s)) << "relay did not bind";
+    return relay;
+  }
+  json readJson(const std::string& name) {
+    const std::string text = testing::readFile(path(name));
+    EXPECT_FALSE(text.empty()) << name << " is empty; stderr: " << testing::readFile(path("peer.err"));
+    return text.empty() ? json::object() : json::parse(text);
+  }
+  // Runs gtpcp-peer with SGWs 11,12 and PGW 21 through the relay at .1.
+  int runThroughRelay(std::vector<std::string> extra, bool relay_flag = true,
+                      std::chrono::seconds timeout = 60s) {
+    auto relay = startRelay({ip(11), ip(12)});
+    std::vector<std::string> argv{kPeer,     "--proxy", ip(1),        "--sgw", ip(11) + "," + ip(12),
+                                  "--pgw",   ip(21),    "--json",     path("peer.json")};
+    if (relay_flag) argv.push_back("--relay");
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto peer = start("peer", argv);
+    auto status = peer->wait(timeout);
+    EXPECT_TRUE(status.has_value()) << "gtpcp-peer did not finish in time";
+    if (!status) peer->terminate(2s);
+    auto relay_status = relay->terminate(5s);
+    EXPECT_EQ(relay_status, std::optional<int>(0));
+    return status.value_or(-1);
+  }
+
+  uint32_t net_ = 0;
+  std::filesystem::path dir_;
+};
+
+TEST_F(PeerIntegration, LifecycleThroughRelayCompletes) {
+  const int status = runThroughRelay({"--subscribers", "200", "--modify", "2", "--cycles", "1",
+                                      "--rate", "2000", "--duration", "30", "--t3-ms", "1000"});
+  const json j = readJson("peer.json");
+  EXPECT_EQ(status, 0) << testing::readFile(path("peer.out"));
+  EXPECT_EQ(j["exit_status"], 0);
+  EXPECT_EQ(j["transactions"]["create_session"]["attempted"], 200);
+  EXPECT_EQ(j["transactions"]["create_session"]["completed"], 200);
+  EXPECT_EQ(j["transactions"]["modify_bearer"]["completed"], 400);
+  EXPECT_EQ(j["transactions"]["delete_session"]["completed"], 200);
+  EXPECT_EQ(j["timeouts"], 0);
+  EXPECT_EQ(j["mismatches"]["total"], 0);
+  EXPECT_EQ(j["malformed"]["total"], 0);
+  EXPECT_EQ(j["sessions"]["created"], 200);
+  EXPECT_EQ(j["sessions"]["deleted"], 200);
+  EXPECT_EQ(j["sessions"]["up_at_end"], 0);
+  EXPECT_EQ(j["split"][ip(21)], 200);
+  EXPECT_EQ(j["pgw"][ip(21)]["sessions_created"], 200);
+  EXPECT_EQ(j["latency_ms"]["all"]["count"], 800);
+  EXPECT_GT(j["latency_ms"]["all"]["p50"].get<double>(), 0.0);
+  const json r = readJson("relay.json");
+  EXPECT_EQ(r["from_downstream"], 800);
+  EXPECT_EQ(r["to_upstream"], 800);
+  EXPECT_EQ(r["from_upstream"], 800);
+  EXPECT_EQ(r["to_downstream"], 800);
+}
+
+TEST_F(PeerIntegration, PgwCauseRejectsCreations) {
+  const int status = runThroughRelay({"--subscribers", "50", "--cycles", "1", "--rate", "1000",
+                                      "--pgw-cause", ip(21) + "=73"});
+  const json j = readJson("peer.json");
+  EXPECT_EQ(status, 0) << testing::readFile(path("peer.out"));
+  EXPECT_EQ(j["sessions"]["rejected"], 50);
+  EXPECT_EQ(j["sessions"]["created"], 0);
+  EXPECT_EQ(j["causes"]["73"], 50);
+  EXPECT_EQ(j["pgw"][ip(21)]["sessions_rejected"], 50);
+  EXPECT_EQ(j["transactions"]["modify_bearer"]["attempted"], 0);
+  EXPECT_EQ(j["mismatches"]["total"], 0);
+}
+
+TEST_F(PeerIntegration, PgwDropCausesRetransmissionsThatSucceed) {
+  const int status = runThroughRelay({"--subscribers", "200", "--modify", "1", "--cycles", "1",
+                                      "--rate", "2000", "--t3-ms", "150", "--n3", "4",
+                                      "--pgw-drop", ip(21) + "=0.05"});
+  const json j = readJson("peer.json");
+  EXPECT_EQ(status, 0) << testing::readFile(path("peer.out"));
+  EXPECT_GT(j["retransmissions"].get<int>(), 0);
+  EXPECT_GT(j["pgw"][ip(21)]["dropped"].get<int>(), 0);
+  EXPECT_EQ(j["timeouts"], 0);
+  EXPECT_EQ(j["transactions"]["total"]["completed"], 600);
+  EXPECT_EQ(j["mismatches"]["total"], 0);
+}
+
+TEST_F(PeerIntegration, PgwDelayShowsInLatency) {
+  const int status = runThroughRelay({"--subscribers", "20", "--modify", "1", "--cycles", "1",
+                                      "--rate", "500", "--pgw-delay-ms", ip(21) + "=25"});
+  const json j = readJson("peer.json");
+  EXPECT_EQ(status, 0) << testing::readFile(path("peer.out"));
+  EXPECT_EQ(j["pgw"][ip(21)]["delayed"], 60);
+  EXPECT_GE(j["latency_ms"]["all"]["p50"].get<double>(), 25.0);
+  EXPECT_EQ(j["transactions"]["total"]["completed"], 60);
+}
+
+TEST_F(PeerIntegration, ModifyOnlyMeasuresModificationsOnly) {
+  const int status = runThroughRelay({"--mode", "modify-only", "--subscribers", "100", "--rate",
+                                      "1000", "--setup-rate", "2000", "--duration", "1"});
+  const json j = readJson("peer.json");
+  EXPECT_EQ(status, 0) << testing::readFile(path("peer.out"));
+  EXPECT_EQ(j["transactions"]["create_session"]["completed"], 100);
+  EXPECT_EQ(j["transactions"]["delete_session"]["completed"], 100);
+  EXPECT_GT(j["transactions"]["modify_bearer"]["completed"].get<int>(), 500);
+  EXPECT_EQ(j["latency_ms"]["create_session"]["count"], 0);
+  EXPECT_EQ(j["latency_ms"]["all"]["count"], j["transactions"]["modify_bearer"]["completed"]);
+  EXPECT_GT(j["tps_achieved"].get<double>(), 500.0);
+  EXPECT_EQ(j["sessions"]["up_at_end"], 0);
+}
+
+TEST_F(PeerIntegration, SameSequenceNumbersStayApart) {
+  const int status = runThroughRelay({"--subscribers", "100", "--modify", "1", "--cycles", "1",
+                                      "--rate", "2000", "--same-sequence"});
+  const json j = readJson("peer.json");
+  EXPECT_EQ(status, 0) << testing::readFile(path("peer.out"));
+  EXPECT_EQ(j["transactions"]["total"]["completed"], 300);
+  EXPECT_EQ(j["pgw"][ip(21)]["duplicates_answered"], 0);
+}
+
+TEST_F(PeerIntegration, WrongFteidsAreMismatches) {
+  // Without --relay the SGWs expect a proxy to rewrite the control F-TEIDs;
+  // the relay does not, and both sides must say so.
+  const int status = runThroughRelay({"--subscribers", "20", "--cycles", "1", "--rate", "1000",
+                                      "--t3-ms", "300", "--n3", "1"},
+                                     /*relay_flag=*/false);
+  const json j = readJson("peer.json");
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(j["exit_status"], 1);
+  EXPECT_GT(j["mismatches"]["total"].get<int>(), 0);
+  EXPECT_EQ(j["mismatches"]["by_kind"]["sgw_pgw_fteid_not_proxy"], 20);
+  EXPECT_EQ(j["mismatches"]["by_kind"]["pgw_sender_fteid_not_proxy"], 20);
+}
+
+class UdpClient {
+ public:
+  explicit UdpClient(uint32_t local) {
+    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const sockaddr_in sa = toSockaddr(Endpoint{local, 0});
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<const sockaddr*>(&sa), sizeof sa), 0);
+  }
+  ~UdpClient() { ::close(fd_); }
+  void send(std::span<const uint8_t> bytes, const Endpoint& to) {
+    const sockaddr_in sa = toSockaddr(to);
+    EXPECT_EQ(::sendto(fd_, bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&sa),
+                       sizeof sa),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  // One datagram within `timeout`, or empty.
+  std::vector<uint8_t> receive(std::chrono::milliseconds timeout) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return {};
+    std::vector<uint8_t> buf(4096);
+    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+    buf.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return buf;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// A Create Session Request as a proxy would forward it, built by hand with
+// the codec (not with the emulator's builder).
+std::vector<uint8_t> handBuiltCsr(uint32_t sender_addr, uint32_t sgw_u_addr, uint32_t seq) {
+  using namespace gtp::v2;
+  std::array<uint8_t, 512> buf{};
+  Builder b(buf);
+  b.begin(MessageType::kCreateSessionRequest, 0u, seq);
+  Imsi imsi;
+  for (char c : std::string_view("001010000000003")) imsi.digits.push(c);
+  b.add(imsi);
+  b.add(RatType{6});
+  FTeid sender;
+  sender.interface_type = 6;
+  sender.teid = 0x00c0ffee;
+  sender.ipv4 = toIpv4(sender_addr);
+  b.add(sender, 0);
+  Apn apn;
+  for (char c : std::string_view("internet")) apn.text.push(c);
+  b.add(apn);
+  b.add(PdnType{1});
+  b.beginGrouped(IeType::kBearerContext, 0);
+  b.add(Ebi{5});
+  BearerQos qos;
+  qos.qci = 9;
+  qos.pl = 15;
+  b.add(qos);
+  FTeid u;
+  u.interface_type = 4;
+  u.teid = userPlaneTeid(PlaneSide::kSgw, 1010000000003, sgw_u_addr);
+  u.ipv4 = toIpv4(sgw_u_addr);
+  b.add(u, 2);
+  b.endGrouped();
+  auto r = b.finish();
+  EXPECT_TRUE(r);
+  return std::vector<uint8_t>(r->begin(), r->end());
+}
+
+TEST_F(PeerIntegration, PgwOnlyAnswersAHandBuiltCreateSessionRequest) {
+  auto pgw = start("peer", {kPeer, "--pgw", ip(21), "--proxy", ip(1), "--subscribers", "10",
+                            "--duration", "30", "--json", path("peer.json")});
+  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("peer.err"));
+  UdpClient client(addr(1));
+  const Endpoint to{addr(21), 2123};
+  client.send(handBuiltCsr(addr(1), addr(11), 0x123), to);
+  const auto answer = client.receive(5s);
+  ASSERT_FALSE(answer.empty());
+  gtp::v2::Message m;
+  ASSERT_TRUE(m.decode(answer));
+  EXPECT_EQ(m.messageType(), gtp::v2::MessageType::kCreateSessionResponse);
+  EXPECT_EQ(m.header().teid, 0x00c0ffeeu);
+  EXPECT_EQ(m.header().sequence_number, 0x123u);
+  auto cause = gtp::v2::readFirst<gtp::v2::CauseIe>(m);
+  ASSERT_TRUE(cause);
+  EXPECT_EQ(cause->value, 16);
+  auto f = gtp::v2::readFirst<gtp::v2::FTeid>(m, 1);
+  ASSERT_TRUE(f && f->ipv4);
+  EXPECT_EQ(f->interface_type, 7);
+  EXPECT_EQ(fromIpv4(*f->ipv4), addr(21));
+  EXPECT_NE(f->teid, 0u);
+  const auto* bc = m.find(gtp::v2::IeType::kBearerContext);
+  ASSERT_NE(bc, nullptr);
+  const auto* u = m.findChild(*bc, gtp::v2::IeType::kFTeid, 2);
+  ASSERT_NE(u, nullptr);
+  auto uf = gtp::v2::read<gtp::v2::FTeid>(m, *u);
+  ASSERT_TRUE(uf && uf->ipv4);
+  EXPECT_EQ(uf->interface_type, 5);
+  EXPECT_EQ(fromIpv4(*uf->ipv4), addr(21));
+
+  // The same request again (a retransmission) gets the same answer.
+  client.send(handBuiltCsr(addr(1), addr(11), 0x123), to);
+  EXPECT_EQ(client.receive(5s), answer);
+
+  // Echo.
+  std::array<uint8_t, 64> echo{};
+  auto e = buildEchoRequest(0x77, 1, echo);
+  ASSERT_TRUE(e);
+  client.send({echo.data(), *e}, to);
+  const auto echo_answer = client.receive(5s);
+  ASSERT_TRUE(m.decode(echo_answer));
+  EXPECT_EQ(m.messageType(), gtp::v2::MessageType::kEchoResponse);
+  EXPECT_EQ(m.header().sequence_number, 0x77u);
+
+  EXPECT_EQ(pgw->terminate(5s), std::optional<int>(0));
+  const json j = readJson("peer.json");
+  EXPECT_EQ(j["pgw"][ip(21)]["sessions_created"], 1);
+  EXPECT_EQ(j["pgw"][ip(21)]["duplicates_answered"], 1);
+  EXPECT_EQ(j["pgw"][ip(21)]["requests"]["echo"], 1);
+  EXPECT_EQ(j["mismatches"]["total"], 0);
+}
+
+TEST_F(PeerIntegration, PgwOnlyCountsASenderFteidThatIsNotTheProxy) {
+  auto pgw = start("peer", {kPeer, "--pgw", ip(21), "--proxy", ip(1), "--subscribers", "10",
+                            "--duration", "30", "--json", path("peer.json")});
+  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("peer.err"));
+  UdpClient client(addr(1));
+  client.send(handBuiltCsr(addr(99), addr(11), 0x124), Endpoint{addr(21), 2123});
+  ASSERT_FALSE(client.receive(5s).empty());
+  EXPECT_EQ(pgw->terminate(5s), std::optional<int>(1));
+  const json j = readJson("peer.json");
+  EXPECT_EQ(j["mismatches"]["by_kind"]["pgw_sender_fteid_not_proxy"], 1);
+}
+
+TEST_F(PeerIntegration, UsageErrorsExitWithTwo) {
+  auto bad = start("peer", {kPeer, "--sgw", ip(11), "--proxy", ip(1), "--pgw-cause", ip(22) + "=73"});
+  EXPECT_EQ(bad->wait(10s), std::optional<int>(2));
+  EXPECT_NE(testing::readFile(path("peer.err")).find("--pgw-cause"), std::string::npos);
+  auto unknown = start("peer2", {kPeer, "--no-such-flag"});
+  EXPECT_EQ(unknown->wait(10s), std::optional<int>(2));
+  auto relay = start("relay", {kRelay, "--listen", ip(1)});
+  EXPECT_EQ(relay->wait(10s), std::optional<int>(2));
+}
+
+}  // namespace
+}  // namespace gtpcp::peer

@@ -1,0 +1,334 @@
+// Message building and the checks of the peer emulator: what the SGWs and
+// PGWs send decodes, passes the codec's mandatory-IE check, and every
+// deviation a proxy could introduce is reported as the right Mismatch.
+#include "tools/peer/messages.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <set>
+#include <vector>
+
+#include "common/gtp/v2/validate.h"
+
+namespace gtpcp::peer {
+namespace {
+
+using gtp::v2::Message;
+using gtp::v2::MessageType;
+
+constexpr uint32_t kSgw = 0x7f00000b;    // 127.0.0.11
+constexpr uint32_t kPgw = 0x7f000015;    // 127.0.0.21
+constexpr uint32_t kProxy = 0x7f000001;  // 127.0.0.1
+
+Identities ids() {
+  Identities i;
+  i.imsi_start = 1010000000001;  // "001010000000001" with 15 digits
+  i.imsi_digits = 15;
+  i.msisdn_start = 15550000001;
+  i.msisdn_digits = 11;
+  i.count = 100;
+  i.plmn = *gtp::makePlmn("001", "01");
+  return i;
+}
+
+gtp::v2::Apn apn(std::string_view text) {
+  gtp::v2::Apn a;
+  for (char c : text) a.text.push(c);
+  return a;
+}
+
+class MessagesTest : public ::testing::Test {
+ protected:
+  std::span<const uint8_t> csr(uint32_t index, uint32_t sgw_teid, uint32_t sgw_addr = kSgw) {
+    CreateSessionRequestArgs a;
+    a.sequence = 0x1234;
+    a.index = index;
+    a.ids = &ids_;
+    a.apn = &apn_;
+    a.sgw_addr = sgw_addr;
+    a.sgw_teid = sgw_teid;
+    a.recovery = 7;
+    auto r = buildCreateSessionRequest(a, buf_);
+    EXPECT_TRUE(r.has_value());
+    return {buf_.data(), r.value_or(0)};
+  }
+  void decode(std::span<const uint8_t> bytes) {
+    ASSERT_TRUE(msg_.decode(bytes).has_value());
+    ASSERT_TRUE(gtp::v2::checkMandatory(msg_).has_value());
+  }
+
+  Identities ids_ = ids();
+  gtp::v2::Apn apn_ = apn("internet");
+  std::array<uint8_t, kMaxBuiltMessage> buf_{};
+  Message msg_;
+};
+
+TEST(Digits, FixedWidthAndBack) {
+  EXPECT_EQ(toDigits(1010000000001, 15).view(), "001010000000001");
+  EXPECT_EQ(toDigits(5, 3).view(), "005");
+  EXPECT_EQ(toDigits(1000, 3).size, 0);  // does not fit
+  uint64_t v = 0;
+  EXPECT_TRUE(digitsValue("001010000000001", v));
+  EXPECT_EQ(v, 1010000000001u);
+  EXPECT_FALSE(digitsValue("12a", v));
+  EXPECT_FALSE(digitsValue("", v));
+}
+
+TEST(UserPlaneTeid, DependsOnSideImsiAndAddress) {
+  const uint32_t t = userPlaneTeid(PlaneSide::kSgw, 1, kSgw);
+  EXPECT_EQ(t, userPlaneTeid(PlaneSide::kSgw, 1, kSgw));
+  EXPECT_NE(t, userPlaneTeid(PlaneSide::kPgw, 1, kSgw));
+  EXPECT_NE(t, userPlaneTeid(PlaneSide::kSgw, 2, kSgw));
+  EXPECT_NE(t, userPlaneTeid(PlaneSide::kSgw, 1, kProxy));
+  EXPECT_NE(t, 0u);
+}
+
+TEST_F(MessagesTest, CreateSessionRequestCarriesWhatAnSgwSends) {
+  decode(csr(3, 0xabcd));
+  EXPECT_EQ(msg_.messageType(), MessageType::kCreateSessionRequest);
+  EXPECT_TRUE(msg_.header().teidPresent());
+  EXPECT_EQ(msg_.header().teid, 0u);
+  EXPECT_EQ(msg_.header().sequence_number, 0x1234u);
+  using gtp::v2::IeType;
+  for (IeType t : {IeType::kImsi, IeType::kMsisdn, IeType::kMei, IeType::kUli, IeType::kServingNetwork,
+                   IeType::kRatType, IeType::kIndication, IeType::kFTeid, IeType::kApn,
+                   IeType::kSelectionMode, IeType::kPdnType, IeType::kPaa, IeType::kAmbr,
+                   IeType::kBearerContext, IeType::kRecovery, IeType::kUeTimeZone,
+                   IeType::kChargingCharacteristics})
+    EXPECT_NE(msg_.find(t), nullptr) << static_cast<int>(t);
+  auto imsi = gtp::v2::readFirst<gtp::v2::Imsi>(msg_);
+  ASSERT_TRUE(imsi);
+  EXPECT_EQ(imsi->digits.view(), "001010000000004");
+  auto uli = gtp::v2::readFirst<gtp::v2::Uli>(msg_);
+  ASSERT_TRUE(uli);
+  EXPECT_TRUE(uli->tai && uli->ecgi);
+  auto rat = gtp::v2::readFirst<gtp::v2::RatType>(msg_);
+  EXPECT_EQ(rat->value, kRatEutran);
+
+  auto v = viewCreateSessionRequest(msg_);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->imsi, 1010000000004u);
+  ASSERT_TRUE(v->sender);
+  EXPECT_EQ(v->sender->interface_type, kIfS5S8SgwGtpC);
+  EXPECT_EQ(v->sender->teid, 0xabcdu);
+  EXPECT_EQ(fromIpv4(*v->sender->ipv4), kSgw);
+  EXPECT_EQ(v->ebi, kDefaultEbi);
+  ASSERT_TRUE(v->sgw_u);
+  EXPECT_EQ(v->sgw_u->interface_type, kIfS5S8SgwGtpU);
+  EXPECT_EQ(v->sgw_u->teid, userPlaneTeid(PlaneSide::kSgw, 1010000000004, kSgw));
+}
+
+TEST_F(MessagesTest, BuildingIsDeterministic) {
+  auto a = csr(5, 77);
+  std::vector<uint8_t> first(a.begin(), a.end());
+  auto b = csr(5, 77);
+  EXPECT_EQ(first, std::vector<uint8_t>(b.begin(), b.end()));
+}
+
+TEST_F(MessagesTest, PgwChecksOnCreateSessionRequest) {
+  PgwCheckContext ctx{false, kProxy, &ids_};
+  // As the proxy would forward it: sender F-TEID rewritten to the proxy.
+  CreateSessionRequestView v;
+  {
+    decode(csr(3, 0xabcd, kSgw));
+    v = *viewCreateSessionRequest(msg_);
+  }
+  CreateSessionRequestView proxied = v;
+  proxied.sender->ipv4 = toIpv4(kProxy);
+  proxied.sender->teid = 0x5555;
+  EXPECT_TRUE(checkCreateSessionRequest(proxied, ctx).empty());
+
+  // Not rewritten: names the SGW.
+  EXPECT_TRUE(checkCreateSessionRequest(v, ctx).has(Mismatch::kPgwSenderFteidNotProxy));
+  // ... which is right through a bare relay.
+  EXPECT_TRUE(checkCreateSessionRequest(v, PgwCheckContext{true, kProxy, &ids_}).empty());
+
+  auto bad = proxied;
+  bad.sender->teid = 0;
+  EXPECT_TRUE(checkCreateSessionRequest(bad, ctx).has(Mismatch::kPgwSenderFteidInvalid));
+  bad = proxied;
+  bad.sender->interface_type = kIfS5S8PgwGtpC;
+  EXPECT_TRUE(checkCreateSessionRequest(bad, ctx).has(Mismatch::kPgwSenderFteidInvalid));
+  bad = proxied;
+  bad.sender.reset();
+  EXPECT_TRUE(checkCreateSessionRequest(bad, ctx).has(Mismatch::kPgwSenderFteidInvalid));
+
+  bad = proxied;
+  bad.imsi = 1010000000001 + 100;  // one past the range
+  EXPECT_TRUE(checkCreateSessionRequest(bad, ctx).has(Mismatch::kPgwImsiOutOfRange));
+  bad.imsi.reset();
+  EXPECT_TRUE(checkCreateSessionRequest(bad, ctx).has(Mismatch::kPgwImsiOutOfRange));
+
+  // The user-plane F-TEID must arrive as the SGW sent it.
+  bad = proxied;
+  bad.sgw_u->ipv4 = toIpv4(kProxy);
+  EXPECT_TRUE(checkCreateSessionRequest(bad, ctx).has(Mismatch::kPgwUserPlaneFteid));
+  bad = proxied;
+  bad.sgw_u->teid ^= 1;
+  EXPECT_TRUE(checkCreateSessionRequest(bad, ctx).has(Mismatch::kPgwUserPlaneFteid));
+  bad = proxied;
+  bad.sgw_u->ipv4 = toIpv4(kSgw + 1);  // another SGW's address: TEID no longer matches
+  EXPECT_TRUE(checkCreateSessionRequest(bad, ctx).has(Mismatch::kPgwUserPlaneFteid));
+  bad = proxied;
+  bad.has_bearer = false;
+  bad.ebi.reset();
+  bad.sgw_u.reset();
+  const auto s = checkCreateSessionRequest(bad, ctx);
+  EXPECT_TRUE(s.has(Mismatch::kPgwBearerContext));
+  EXPECT_TRUE(s.has(Mismatch::kPgwUserPlaneFteid));
+}
+
+TEST_F(MessagesTest, CreateSessionResponseAcceptedAndItsChecks) {
+  CreateSessionResponseArgs a;
+  a.sequence = 99;
+  a.header_teid = 0x4242;
+  a.pgw_addr = kPgw;
+  a.pgw_teid = 0x01000007;
+  a.ue_ipv4 = 0x0a000007;
+  a.pgw_u_teid = userPlaneTeid(PlaneSide::kPgw, 1010000000004, kPgw);
+  a.charging_id = 7;
+  a.recovery = 3;
+  auto r = buildCreateSessionResponse(a, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  EXPECT_EQ(msg_.header().teid, 0x4242u);
+  EXPECT_EQ(msg_.header().sequence_number, 99u);
+  auto paa = gtp::v2::readFirst<gtp::v2::Paa>(msg_);
+  ASSERT_TRUE(paa && paa->ipv4);
+  EXPECT_EQ(fromIpv4(*paa->ipv4), 0x0a000007u);
+  EXPECT_NE(msg_.find(gtp::v2::IeType::kApnRestriction), nullptr);
+  EXPECT_NE(msg_.find(gtp::v2::IeType::kAmbr), nullptr);
+  EXPECT_NE(msg_.find(gtp::v2::IeType::kRecovery), nullptr);
+  const auto* bc = msg_.find(gtp::v2::IeType::kBearerContext);
+  ASSERT_NE(bc, nullptr);
+  EXPECT_NE(msg_.findChild(*bc, gtp::v2::IeType::kChargingId), nullptr);
+
+  auto v = viewResponse(msg_);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->cause, kCauseAccepted);
+  ASSERT_TRUE(v->pgw_c && v->pgw_u);
+  EXPECT_EQ(v->pgw_c->interface_type, kIfS5S8PgwGtpC);
+  EXPECT_EQ(v->pgw_u->interface_type, kIfS5S8PgwGtpU);
+  EXPECT_EQ(v->ebi, kDefaultEbi);
+  EXPECT_EQ(v->bearer_cause, kCauseAccepted);
+
+  std::bitset<256> expected;
+  SgwCheckContext ctx;
+  ctx.proxy_access = kProxy;
+  ctx.imsi = 1010000000004;
+  ctx.expected_rejections = &expected;
+  // Straight from the PGW, the control F-TEID names the PGW: a mismatch
+  // behind a proxy, fine through a relay.
+  EXPECT_TRUE(checkCreateSessionResponse(*v, ctx).has(Mismatch::kSgwPgwFteidNotProxy));
+  ctx.relay = true;
+  EXPECT_TRUE(checkCreateSessionResponse(*v, ctx).empty());
+  ctx.relay = false;
+  auto proxied = *v;
+  proxied.pgw_c->ipv4 = toIpv4(kProxy);
+  EXPECT_TRUE(checkCreateSessionResponse(proxied, ctx).empty());
+
+  auto bad = proxied;
+  bad.pgw_u->ipv4 = toIpv4(kProxy);  // user plane rewritten: must not be
+  EXPECT_TRUE(checkCreateSessionResponse(bad, ctx).has(Mismatch::kSgwUserPlaneFteid));
+  bad = proxied;
+  bad.pgw_c->teid = 0;
+  EXPECT_TRUE(checkCreateSessionResponse(bad, ctx).has(Mismatch::kSgwPgwFteidInvalid));
+  bad = proxied;
+  bad.ebi = 6;
+  EXPECT_TRUE(checkCreateSessionResponse(bad, ctx).has(Mismatch::kSgwBearerContext));
+  bad = proxied;
+  bad.bearer_cause = 73;
+  EXPECT_TRUE(checkCreateSessionResponse(bad, ctx).has(Mismatch::kSgwBearerContext));
+
+  // With the PGWs in this process: the acceptance must come from one of them
+  // that accepts.
+  const std::array<uint32_t, 2> pgws{kPgw, kPgw + 1};
+  const std::array<uint8_t, 2> accepting{0, 73};
+  ctx.local_pgws = pgws;
+  ctx.local_pgw_causes = accepting;
+  EXPECT_TRUE(checkCreateSessionResponse(proxied, ctx).empty());
+  const std::array<uint8_t, 2> rejecting{73, 0};
+  ctx.local_pgw_causes = rejecting;
+  EXPECT_TRUE(checkCreateSessionResponse(proxied, ctx).has(Mismatch::kSgwUnexpectedCause));
+}
+
+TEST_F(MessagesTest, RejectedCreationNeedsAnExpectedCause) {
+  CreateSessionResponseArgs a;
+  a.sequence = 1;
+  a.header_teid = 9;
+  a.cause = 73;
+  auto r = buildCreateSessionResponse(a, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  EXPECT_EQ(msg_.find(gtp::v2::IeType::kBearerContext), nullptr);
+  auto v = viewResponse(msg_);
+  ASSERT_TRUE(v);
+  std::bitset<256> expected;
+  SgwCheckContext ctx;
+  ctx.expected_rejections = &expected;
+  EXPECT_TRUE(checkCreateSessionResponse(*v, ctx).has(Mismatch::kSgwUnexpectedCause));
+  expected.set(73);
+  EXPECT_TRUE(checkCreateSessionResponse(*v, ctx).empty());
+}
+
+TEST_F(MessagesTest, ModifyBearerRoundTrip) {
+  ModifyBearerRequestArgs a;
+  a.sequence = 5;
+  a.header_teid = 0x01000001;
+  a.index = 3;
+  a.ids = &ids_;
+  a.sgw_addr = kSgw;
+  auto r = buildModifyBearerRequest(a, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  EXPECT_EQ(msg_.header().teid, 0x01000001u);
+  EXPECT_NE(msg_.find(gtp::v2::IeType::kUli), nullptr);
+  EXPECT_NE(msg_.find(gtp::v2::IeType::kRatType), nullptr);
+  auto v = viewModifyBearerRequest(msg_);
+  ASSERT_TRUE(v);
+  PgwCheckContext ctx{false, kProxy, &ids_};
+  EXPECT_TRUE(checkModifyBearerRequest(*v, ctx, 1010000000004, kDefaultEbi).empty());
+  EXPECT_TRUE(checkModifyBearerRequest(*v, ctx, 1010000000005, kDefaultEbi)
+                  .has(Mismatch::kPgwUserPlaneFteid));
+  EXPECT_TRUE(checkModifyBearerRequest(*v, ctx, 1010000000004, 6).has(Mismatch::kPgwBearerContext));
+
+  auto resp = buildModifyBearerResponse(5, 0x4242, kCauseAccepted, kDefaultEbi, buf_);
+  ASSERT_TRUE(resp);
+  decode({buf_.data(), *resp});
+  auto rv = viewResponse(msg_);
+  ASSERT_TRUE(rv);
+  SgwCheckContext sctx;
+  EXPECT_TRUE(checkSimpleResponse(*rv, sctx).empty());
+  rv->cause = 64;
+  EXPECT_TRUE(checkSimpleResponse(*rv, sctx).has(Mismatch::kSgwUnexpectedCause));
+}
+
+TEST_F(MessagesTest, DeleteSessionRoundTrip) {
+  auto r = buildDeleteSessionRequest(6, 0x01000001, kDefaultEbi, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  auto lbi = viewDeleteSessionRequest(msg_);
+  ASSERT_TRUE(lbi);
+  EXPECT_EQ(lbi->lbi, kDefaultEbi);
+  auto resp = buildDeleteSessionResponse(6, 0x4242, kCauseAccepted, buf_);
+  ASSERT_TRUE(resp);
+  decode({buf_.data(), *resp});
+  EXPECT_EQ(msg_.messageType(), MessageType::kDeleteSessionResponse);
+  auto echo = buildEchoRequest(7, 3, buf_);
+  ASSERT_TRUE(echo);
+  decode({buf_.data(), *echo});
+  EXPECT_FALSE(msg_.header().teidPresent());
+}
+
+TEST(MismatchNames, AreUniqueAndStable) {
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < kMismatchCount; ++i) {
+    const auto n = mismatchName(static_cast<Mismatch>(i));
+    EXPECT_NE(n, "unknown");
+    EXPECT_TRUE(names.insert(n).second) << n;
+  }
+}
+
+}  // namespace
+}  // namespace gtpcp::peer

@@ -1,0 +1,284 @@
+#include "tools/peer/config.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+
+#include "common/gtp/values.h"
+
+namespace gtpcp::peer {
+
+namespace {
+
+// "ADDR=VALUE" -> address and value text.
+bool splitAssignment(const std::string& text, uint32_t& addr, std::string& value) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) return false;
+  if (!parseAddress(std::string_view(text).substr(0, eq), addr)) return false;
+  value = text.substr(eq + 1);
+  return !value.empty();
+}
+
+bool parseUnsigned(const std::string& text, uint64_t& out) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && p == text.data() + text.size() && !text.empty();
+}
+
+bool parseDouble(const std::string& text, double& out) {
+  try {
+    std::size_t used = 0;
+    out = std::stod(text, &used);
+    return used == text.size() && std::isfinite(out);
+  } catch (...) {
+    return false;
+  }
+}
+
+int indexOf(const std::vector<uint32_t>& v, uint32_t a) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i] == a) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
+  std::vector<std::string> errors;
+  auto error = [&](const std::string& option, const std::string& message) {
+    errors.push_back(option + ": " + message);
+  };
+  out = RunConfig{};
+  out.options = o;
+
+  // Nodes.
+  std::vector<uint32_t> sgws, pgws;
+  for (const auto& text : o.sgw) {
+    uint32_t a = 0;
+    if (!parseAddress(text, a))
+      error("--sgw", "'" + text + "' is not an IPv4 address");
+    else if (!isLoopback(a) && !o.allow_non_loopback)
+      error("--sgw", text + " is not a loopback address (use --allow-non-loopback)");
+    else if (indexOf(sgws, a) >= 0)
+      error("--sgw", text + " given twice");
+    else
+      sgws.push_back(a);
+  }
+  for (const auto& text : o.pgw) {
+    uint32_t a = 0;
+    if (!parseAddress(text, a))
+      error("--pgw", "'" + text + "' is not an IPv4 address");
+    else if (!isLoopback(a) && !o.allow_non_loopback)
+      error("--pgw", text + " is not a loopback address (use --allow-non-loopback)");
+    else if (indexOf(pgws, a) >= 0)
+      error("--pgw", text + " given twice");
+    else
+      pgws.push_back(a);
+  }
+  if (o.sgw.empty() && o.pgw.empty()) error("--sgw/--pgw", "give at least one SGW or PGW address");
+  if (sgws.size() > 250) error("--sgw", "at most 250 SGWs");
+  if (pgws.size() > 250) error("--pgw", "at most 250 PGWs");
+  out.sgw_role = !o.sgw.empty();
+  out.pgw_role = !o.pgw.empty();
+  if (o.sgw_port_base < 0 || o.sgw_port_base + static_cast<int>(sgws.size()) > 65536)
+    error("--sgw-port-base", "out of range");
+  for (std::size_t i = 0; i < sgws.size(); ++i) {
+    const uint16_t port = o.sgw_port_base > 0 ? static_cast<uint16_t>(o.sgw_port_base + i) : kGtpcPort;
+    out.sgw_binds.push_back(Endpoint{sgws[i], port});
+    if (port == kGtpcPort && indexOf(pgws, sgws[i]) >= 0)
+      error("--sgw", addressToString(sgws[i]) + " is also a PGW on the same port");
+  }
+  for (uint32_t a : pgws) out.pgw_binds.push_back(Endpoint{a, kGtpcPort});
+
+  // The proxy.
+  Endpoint proxy{};
+  const bool need_proxy = out.sgw_role || (out.pgw_role && !o.relay);
+  if (o.proxy.empty()) {
+    if (need_proxy)
+      error("--proxy", out.sgw_role ? "required with --sgw"
+                                    : "required with --pgw unless --relay (the F-TEID checks name it)");
+  } else if (!parseEndpoint(o.proxy, kGtpcPort, proxy)) {
+    error("--proxy", "'" + o.proxy + "' is not ADDR or ADDR:PORT");
+  } else if (!isLoopback(proxy.addr) && !o.allow_non_loopback) {
+    error("--proxy", o.proxy + " is not a loopback address (use --allow-non-loopback)");
+  }
+  uint32_t proxy_gateway = proxy.addr;
+  if (!o.proxy_gateway.empty() && !parseAddress(o.proxy_gateway, proxy_gateway))
+    error("--proxy-gateway", "'" + o.proxy_gateway + "' is not an IPv4 address");
+
+  // Subscribers.
+  Identities ids;
+  ids.count = o.subscribers;
+  if (o.subscribers == 0 || o.subscribers > 50'000'000)
+    error("--subscribers", "must be between 1 and 50000000");
+  if (o.imsi_start.size() < 6 || o.imsi_start.size() > 15 ||
+      !digitsValue(o.imsi_start, ids.imsi_start)) {
+    error("--imsi-start", "must be 6 to 15 digits");
+  } else {
+    ids.imsi_digits = static_cast<uint8_t>(o.imsi_start.size());
+    if (toDigits(ids.imsi_start + std::max<uint32_t>(o.subscribers, 1) - 1, ids.imsi_digits).size == 0)
+      error("--imsi-start", "the range of --subscribers IMSIs overflows " +
+                                std::to_string(ids.imsi_digits) + " digits");
+  }
+  if (o.msisdn_start.size() < 5 || o.msisdn_start.size() > 15 ||
+      !digitsValue(o.msisdn_start, ids.msisdn_start)) {
+    error("--msisdn-start", "must be 5 to 15 digits");
+  } else {
+    ids.msisdn_digits = static_cast<uint8_t>(o.msisdn_start.size());
+    if (toDigits(ids.msisdn_start + std::max<uint32_t>(o.subscribers, 1) - 1, ids.msisdn_digits).size == 0)
+      error("--msisdn-start", "the range of --subscribers MSISDNs overflows its digits");
+  }
+  if (o.plmn.size() != 5 && o.plmn.size() != 6) {
+    error("--plmn", "must be MCC+MNC, 5 or 6 digits");
+  } else {
+    auto p = gtp::makePlmn(std::string_view(o.plmn).substr(0, 3), std::string_view(o.plmn).substr(3));
+    if (!p)
+      error("--plmn", "'" + o.plmn + "' is not MCC+MNC digits");
+    else
+      ids.plmn = *p;
+  }
+  if (o.apn.empty()) error("--apn", "give at least one APN");
+  for (const auto& apn : o.apn) {
+    std::array<uint8_t, gtp::kMaxApnOctets + 1> buf{};
+    if (apn.empty() || !gtp::encodeApn(apn, buf)) error("--apn", "'" + apn + "' is not a valid APN");
+  }
+
+  // Load.
+  if (o.mode == "lifecycle")
+    out.mode = RunMode::kLifecycle;
+  else if (o.mode == "modify-only")
+    out.mode = RunMode::kModifyOnly;
+  else
+    error("--mode", "must be lifecycle or modify-only");
+  if (!(o.rate > 0) || o.rate > 10'000'000) error("--rate", "must be > 0 and <= 10000000");
+  if (o.setup_rate < 0 || o.setup_rate > 10'000'000) error("--setup-rate", "must be >= 0 and <= 10000000");
+  out.rate = o.rate;
+  out.setup_rate = o.setup_rate > 0 ? o.setup_rate : o.rate;
+  if (o.duration < 0) {
+    out.duration_s = out.sgw_role ? 10 : 0;
+  } else {
+    out.duration_s = o.duration;
+    if (out.sgw_role && o.duration == 0) error("--duration", "must be > 0 with --sgw");
+    if (o.duration > 7 * 86400) error("--duration", "at most a week");
+  }
+  if (o.t3_ms == 0 || o.t3_ms > 600'000) error("--t3-ms", "must be between 1 and 600000");
+  if (o.n3 > 20) error("--n3", "at most 20");
+  if (o.modify > 60000) error("--modify", "at most 60000");
+  if (o.recovery > 255) error("--recovery", "must be 0..255");
+  out.t3_ns = int64_t{o.t3_ms} * 1'000'000;
+  out.n3 = o.n3;
+
+  // Per-PGW behaviour.
+  std::vector<uint8_t> causes(pgws.size(), 0);
+  std::vector<int64_t> delays(pgws.size(), 0);
+  std::vector<double> drops(pgws.size(), 0);
+  std::bitset<256> expected;
+  for (const auto& text : o.pgw_cause) {
+    uint32_t a = 0;
+    std::string v;
+    uint64_t c = 0;
+    if (!splitAssignment(text, a, v) || !parseUnsigned(v, c)) {
+      error("--pgw-cause", "'" + text + "' is not ADDR=CAUSE");
+    } else if (indexOf(pgws, a) < 0) {
+      error("--pgw-cause", addressToString(a) + " is not a --pgw address");
+    } else if (c < 64 || c > 255) {
+      error("--pgw-cause", "cause " + v + " is not a rejection (64..255)");
+    } else {
+      causes[static_cast<std::size_t>(indexOf(pgws, a))] = static_cast<uint8_t>(c);
+      expected.set(c);
+    }
+  }
+  for (const auto& text : o.pgw_delay_ms) {
+    uint32_t a = 0;
+    std::string v;
+    double ms = 0;
+    if (!splitAssignment(text, a, v) || !parseDouble(v, ms)) {
+      error("--pgw-delay-ms", "'" + text + "' is not ADDR=MS");
+    } else if (indexOf(pgws, a) < 0) {
+      error("--pgw-delay-ms", addressToString(a) + " is not a --pgw address");
+    } else if (ms < 0 || ms > 60000) {
+      error("--pgw-delay-ms", "must be 0..60000 ms");
+    } else {
+      delays[static_cast<std::size_t>(indexOf(pgws, a))] = static_cast<int64_t>(ms * 1e6);
+    }
+  }
+  for (const auto& text : o.pgw_drop) {
+    uint32_t a = 0;
+    std::string v;
+    double f = 0;
+    if (!splitAssignment(text, a, v) || !parseDouble(v, f)) {
+      error("--pgw-drop", "'" + text + "' is not ADDR=FRACTION");
+    } else if (indexOf(pgws, a) < 0) {
+      error("--pgw-drop", addressToString(a) + " is not a --pgw address");
+    } else if (f < 0 || f >= 1) {
+      error("--pgw-drop", "the fraction must be in [0, 1)");
+    } else {
+      drops[static_cast<std::size_t>(indexOf(pgws, a))] = f;
+    }
+  }
+  for (unsigned c : o.expect_cause) {
+    if (c < 64 || c > 255)
+      error("--expect-cause", std::to_string(c) + " is not a rejection cause (64..255)");
+    else
+      expected.set(c);
+  }
+  // The proxy itself may reject when it cannot take more (DESIGN.md: cause 73
+  // from a full ring); that is only expected when asked for.
+
+  out.seed = o.seed != 0 ? o.seed
+                         : static_cast<uint64_t>(::time(nullptr)) * 0x9e3779b97f4a7c15ull ^
+                               static_cast<uint64_t>(::getpid());
+  out.progress = o.progress;
+  out.json_path = o.json;
+  if (o.rcvbuf < 4096 || o.sndbuf < 4096) error("--rcvbuf/--sndbuf", "at least 4096");
+  out.rcvbuf = o.rcvbuf;
+  out.sndbuf = o.sndbuf;
+
+  // Engine configurations. Socket indices: SGWs first, then PGWs.
+  SgwConfig& s = out.sgw;
+  for (std::size_t i = 0; i < sgws.size(); ++i)
+    s.nodes.push_back(SgwNodeConfig{sgws[i], static_cast<uint32_t>(i)});
+  s.proxy = proxy;
+  s.relay = o.relay;
+  s.ids = ids;
+  s.apns = o.apn;
+  s.modifies = o.modify;
+  s.cycles = o.cycles;
+  s.t3_ns = out.t3_ns;
+  s.n3 = o.n3;
+  s.same_sequence = o.same_sequence;
+  s.sequence_seed = static_cast<uint32_t>(out.seed >> 20) & 0x7fffff;
+  s.expected_rejections = expected;
+  s.local_pgws = pgws;
+  s.local_pgw_causes = causes;
+  s.recovery = static_cast<uint8_t>(o.recovery);
+  s.allow_non_loopback = o.allow_non_loopback;
+
+  PgwConfig& p = out.pgw;
+  for (std::size_t i = 0; i < pgws.size(); ++i) {
+    PgwNodeConfig n;
+    n.addr = pgws[i];
+    n.socket = static_cast<uint32_t>(sgws.size() + i);
+    n.reject_cause = causes[i];
+    n.delay_ns = delays[i];
+    n.drop = drops[i];
+    p.nodes.push_back(n);
+  }
+  p.relay = o.relay;
+  p.proxy_gateway = proxy_gateway;
+  p.ids = ids;
+  const uint64_t capacity =
+      o.pgw_sessions != 0 ? o.pgw_sessions : uint64_t{o.subscribers} * 2 + 1024;
+  if (capacity > PgwEngine::kMaxCapacity)
+    error("--pgw-sessions", "at most " + std::to_string(PgwEngine::kMaxCapacity));
+  p.capacity = static_cast<uint32_t>(std::min<uint64_t>(capacity, PgwEngine::kMaxCapacity));
+  p.recovery = static_cast<uint8_t>(o.recovery);
+  // Drops are reproducible from run to run unless --seed says otherwise.
+  p.seed = o.seed != 0 ? o.seed : 0x5eedull;
+  return errors;
+}
+
+}  // namespace gtpcp::peer

@@ -1,0 +1,79 @@
+// The peer emulator's options, as given on the command line, and their
+// validation into the configuration the runner and the engines use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/peer/pgw.h"
+#include "tools/peer/sgw.h"
+#include "tools/peer/udp.h"
+
+namespace gtpcp::peer {
+
+// Options as typed: main.cc fills this from CLI11; makeRunConfig() checks it.
+struct PeerOptions {
+  std::string proxy;           // ADDR[:PORT], the proxy's access side
+  std::string proxy_gateway;   // ADDR, the proxy's gateway side (default: proxy's)
+  std::vector<std::string> sgw;
+  std::vector<std::string> pgw;
+  uint32_t subscribers = 1000;
+  std::string imsi_start = "001010000000001";
+  std::string msisdn_start = "15550000001";
+  std::string plmn = "00101";  // MCC + MNC digits
+  std::vector<std::string> apn{"internet"};
+  uint32_t modify = 1;
+  double rate = 1000;
+  double setup_rate = 0;   // 0: same as rate
+  double duration = -1;    // seconds; < 0: default (10 s, or until SIGTERM for a PGW-only run)
+  std::string mode = "lifecycle";
+  uint32_t cycles = 0;
+  uint32_t t3_ms = 3000;
+  uint32_t n3 = 2;
+  bool same_sequence = false;
+  bool relay = false;
+  bool progress = false;
+  bool allow_non_loopback = false;
+  int sgw_port_base = 0;  // 0: every SGW on 2123
+  std::vector<std::string> pgw_cause;     // ADDR=CAUSE
+  std::vector<std::string> pgw_delay_ms;  // ADDR=MS
+  std::vector<std::string> pgw_drop;      // ADDR=FRACTION
+  std::vector<unsigned> expect_cause;
+  unsigned recovery = 1;
+  uint64_t seed = 0;  // 0: from the clock
+  uint32_t pgw_sessions = 0;  // 0: 2 * subscribers + 1024
+  std::string json;
+  int rcvbuf = 8 << 20;
+  int sndbuf = 8 << 20;
+};
+
+enum class RunMode : uint8_t { kLifecycle, kModifyOnly };
+
+struct RunConfig {
+  bool sgw_role = false;
+  bool pgw_role = false;
+  RunMode mode = RunMode::kLifecycle;
+  SgwConfig sgw;
+  PgwConfig pgw;
+  std::vector<Endpoint> sgw_binds;  // one socket per SGW, in --sgw order
+  std::vector<Endpoint> pgw_binds;
+  double rate = 1000;
+  double setup_rate = 1000;
+  double duration_s = 10;  // 0: until SIGTERM (PGW-only)
+  int64_t t3_ns = 3'000'000'000;
+  uint32_t n3 = 2;
+  bool progress = false;
+  std::string json_path;
+  int rcvbuf = 8 << 20;
+  int sndbuf = 8 << 20;
+  uint64_t seed = 0;
+  PeerOptions options;  // as given, for the summary
+};
+
+// Checks every option and fills `out`. Returns one message per problem,
+// naming the option ("--pgw-cause: 127.0.0.9 is not a --pgw address"); empty
+// when the configuration is usable.
+std::vector<std::string> makeRunConfig(const PeerOptions& options, RunConfig& out);
+
+}  // namespace gtpcp::peer

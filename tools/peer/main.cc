@@ -1,0 +1,90 @@
+// gtpcp-peer: emulated SGWs and PGWs for gtpcp's integration tests, demo and
+// benchmark. Flags only; the work is in runner.cc and the engines.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/peer/config.h"
+#include "tools/peer/runner.h"
+
+int main(int argc, char** argv) {
+  using namespace gtpcp::peer;
+  constexpr int kExitUsage = 2;
+
+  CLI::App app{
+      "Emulates SGWs and PGWs (GTPv2-C S5/S8) on loopback addresses, around a gtpcp proxy.\n"
+      "SGWs attach, modify and detach subscribers through --proxy at an open-loop --rate;\n"
+      "PGWs answer. Both check what the proxy did to the messages and count every mismatch.\n"
+      "Exit status: 0 no timeout, mismatch or malformed datagram; 1 otherwise; 2 usage or setup "
+      "error.",
+      "gtpcp-peer"};
+  PeerOptions o;
+  app.add_option("--proxy", o.proxy, "The proxy's access address (SGWs send to it), ADDR[:PORT], port 2123 by default")
+      ->type_name("ADDR[:PORT]");
+  app.add_option("--proxy-gateway", o.proxy_gateway,
+                 "The proxy's gateway-side address, that PGWs see in F-TEIDs (default: --proxy's)")
+      ->type_name("ADDR");
+  app.add_option("--sgw", o.sgw, "Emulated SGW addresses, comma-separated")->delimiter(',')->type_name("ADDR,...");
+  app.add_option("--pgw", o.pgw, "Emulated PGW addresses, comma-separated")->delimiter(',')->type_name("ADDR,...");
+  app.add_option("--subscribers", o.subscribers, "Subscribers (spread over the SGWs)")->capture_default_str();
+  app.add_option("--imsi-start", o.imsi_start, "IMSI of the first subscriber; the others follow")->capture_default_str();
+  app.add_option("--msisdn-start", o.msisdn_start, "MSISDN of the first subscriber")->capture_default_str();
+  app.add_option("--plmn", o.plmn, "Serving network MCC+MNC (ULI, Serving Network)")->capture_default_str();
+  app.add_option("--apn", o.apn, "APNs, used round-robin over the subscribers")->delimiter(',')->capture_default_str();
+  app.add_option("--modify", o.modify, "Modify Bearer transactions per attach")->capture_default_str();
+  app.add_option("--rate", o.rate, "Transactions per second, open loop (all SGWs together)")->capture_default_str();
+  app.add_option("--setup-rate", o.setup_rate, "modify-only: attach and detach rate (default: --rate)");
+  app.add_option("--duration", o.duration,
+                 "Seconds of load (default 10); PGW-only: run this long (default: until SIGTERM)");
+  app.add_option("--mode", o.mode, "lifecycle | modify-only")->capture_default_str();
+  app.add_option("--cycles", o.cycles, "lifecycle: attach..detach cycles per subscriber, then stop early (0: unlimited)")
+      ->capture_default_str();
+  app.add_option("--t3-ms", o.t3_ms, "Retransmission timer T3")->capture_default_str();
+  app.add_option("--n3", o.n3, "Retransmissions before a timeout")->capture_default_str();
+  app.add_flag("--same-sequence", o.same_sequence,
+               "Every SGW uses the same sequence numbers at the same moments");
+  app.add_flag("--relay", o.relay,
+               "Through gtpcp-relay, not a proxy: every request to --proxy, no 'names the proxy' checks");
+  app.add_option("--sgw-port-base", o.sgw_port_base, "SGW i binds port P+i instead of 2123")->type_name("P");
+  app.add_option("--pgw-cause", o.pgw_cause, "Reject creations at that PGW with CAUSE (repeatable)")
+      ->delimiter(',')->type_name("ADDR=CAUSE");
+  app.add_option("--pgw-delay-ms", o.pgw_delay_ms, "Answer late at that PGW (repeatable)")
+      ->delimiter(',')->type_name("ADDR=MS");
+  app.add_option("--pgw-drop", o.pgw_drop, "Drop that fraction of requests at that PGW (repeatable)")
+      ->delimiter(',')->type_name("ADDR=FRACTION");
+  app.add_option("--expect-cause", o.expect_cause,
+                 "Rejection causes the SGWs accept as expected (besides --pgw-cause's)")->delimiter(',');
+  app.add_option("--recovery", o.recovery, "Restart counter sent in Recovery IEs")->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of sequence numbers and drops (0: sequence numbers from the clock)");
+  app.add_option("--pgw-sessions", o.pgw_sessions, "Session table size of the PGWs (default 2*subscribers+1024)");
+  app.add_option("--json", o.json, "Write the summary as JSON to FILE")->type_name("FILE");
+  app.add_flag("--progress", o.progress, "A progress line on stderr every second");
+  app.add_flag("--allow-non-loopback", o.allow_non_loopback, "Allow addresses outside 127.0.0.0/8");
+  app.add_option("--rcvbuf", o.rcvbuf, "Socket receive buffer, octets")->capture_default_str();
+  app.add_option("--sndbuf", o.sndbuf, "Socket send buffer, octets")->capture_default_str();
+  bool check_config = false;
+  app.add_flag("--check-config", check_config, "Validate the options and exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+  try {
+    RunConfig config;
+    const auto errors = makeRunConfig(o, config);
+    for (const auto& e : errors) std::cerr << "gtpcp-peer: " << e << "\n";
+    if (!errors.empty()) return kExitUsage;
+    if (check_config) return 0;
+    Runner runner(std::move(config));
+    if (auto e = runner.open(); !e.empty()) {
+      std::cerr << "gtpcp-peer: " << e << "\n";
+      return kExitUsage;
+    }
+    return runner.run(std::cout, std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "gtpcp-peer: " << e.what() << "\n";
+    return kExitUsage;
+  }
+}

@@ -1,0 +1,412 @@
+#include "tools/peer/messages.h"
+
+#include <cstring>
+
+#include "common/gtp/v2/builder.h"
+
+namespace gtpcp::peer {
+
+using gtp::Digits;
+using gtp::Errc;
+using gtp::Result;
+using namespace gtp::v2;
+
+gtp::Digits toDigits(uint64_t value, uint8_t width) noexcept {
+  Digits d;
+  if (width == 0 || width > 20) return d;
+  char buf[20];
+  for (int i = width - 1; i >= 0; --i) {
+    buf[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  if (value != 0) return d;  // does not fit in `width` digits
+  for (uint8_t i = 0; i < width; ++i) d.push(buf[i]);
+  return d;
+}
+
+bool digitsValue(std::string_view digits, uint64_t& out) noexcept {
+  if (digits.empty() || digits.size() > 19) return false;
+  uint64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  out = v;
+  return true;
+}
+
+uint32_t userPlaneTeid(PlaneSide side, uint64_t imsi, uint32_t addr) noexcept {
+  // splitmix64 finaliser over the three inputs: any change to the address or
+  // the TEID on the way shows as a mismatch.
+  uint64_t x = imsi * 0x9e3779b97f4a7c15ull ^ (uint64_t{addr} << 8) ^ static_cast<uint64_t>(side);
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  auto t = static_cast<uint32_t>(x >> 32);
+  if (t == 0 || t == 0xffffffffu) t = 1;
+  return t;
+}
+
+gtp::Ipv4 toIpv4(uint32_t addr) noexcept {
+  return gtp::Ipv4{{static_cast<uint8_t>(addr >> 24), static_cast<uint8_t>(addr >> 16),
+                    static_cast<uint8_t>(addr >> 8), static_cast<uint8_t>(addr)}};
+}
+
+uint32_t fromIpv4(const gtp::Ipv4& a) noexcept {
+  return (uint32_t{a.octets[0]} << 24) | (uint32_t{a.octets[1]} << 16) |
+         (uint32_t{a.octets[2]} << 8) | uint32_t{a.octets[3]};
+}
+
+namespace {
+
+Result<std::size_t> finish(Builder& b) noexcept {
+  auto r = b.finish();
+  if (!r) return tl::unexpected(r.error());
+  return r->size();
+}
+
+FTeid fteid(uint8_t interface_type, uint32_t teid, uint32_t addr) noexcept {
+  FTeid f;
+  f.interface_type = interface_type;
+  f.teid = teid;
+  f.ipv4 = toIpv4(addr);
+  return f;
+}
+
+CauseIe cause(uint8_t value) noexcept {
+  CauseIe c;
+  c.value = value;
+  return c;
+}
+
+Uli uli(const Identities& ids, uint32_t index, uint32_t variant) noexcept {
+  Uli u;
+  u.tai = Uli::Tai{ids.plmn, static_cast<uint16_t>(1 + (index + variant) % 1000)};
+  u.ecgi = Uli::Ecgi{ids.plmn, (index * 16 + variant % 16) & 0x0fffffffu};
+  return u;
+}
+
+}  // namespace
+
+Result<std::size_t> buildCreateSessionRequest(const CreateSessionRequestArgs& a,
+                                              std::span<uint8_t> out) noexcept {
+  if (a.ids == nullptr || a.apn == nullptr) return gtp::fail(Errc::kInvalidArgument);
+  const Identities& ids = *a.ids;
+  const uint64_t imsi = ids.imsi(a.index);
+  Builder b(out);
+  b.begin(MessageType::kCreateSessionRequest, 0u, a.sequence);
+  b.add(Imsi{toDigits(imsi, ids.imsi_digits)});
+  b.add(Msisdn{toDigits(ids.msisdn(a.index), ids.msisdn_digits)});
+  // IMEISV: a type allocation code, a serial number from the index, SVN 01.
+  Mei mei;
+  for (char c : std::string_view("35209900")) mei.digits.push(c);
+  const Digits serial = toDigits(a.index % 1000000, 6);
+  for (char c : serial.view()) mei.digits.push(c);
+  mei.digits.push('0');
+  mei.digits.push('1');
+  b.add(mei);
+  b.add(uli(ids, a.index, 0));
+  b.add(ServingNetwork{ids.plmn});
+  b.add(RatType{kRatEutran});
+  Indication indication;
+  indication.size = 3;  // no flag applies to an initial attach over GTP-based S5
+  b.add(indication);
+  b.add(fteid(kIfS5S8SgwGtpC, a.sgw_teid, a.sgw_addr), 0);
+  b.add(*a.apn);
+  b.add(SelectionMode{0});
+  b.add(PdnType{1});
+  Paa paa;
+  paa.pdn_type = 1;
+  paa.ipv4 = gtp::Ipv4{};
+  b.add(paa);
+  b.add(Ambr{50000, 100000});
+  b.beginGrouped(IeType::kBearerContext, 0);
+  b.add(Ebi{a.ebi});
+  BearerQos qos;
+  qos.pci = true;
+  qos.pl = 15;
+  qos.pvi = true;
+  qos.qci = 9;
+  b.add(qos);
+  b.add(fteid(kIfS5S8SgwGtpU, userPlaneTeid(PlaneSide::kSgw, imsi, a.sgw_addr), a.sgw_addr), 2);
+  b.endGrouped();
+  b.add(Recovery{a.recovery});
+  b.add(UeTimeZone{0x40, 0});
+  b.add(ChargingCharacteristics{0x0800});
+  return finish(b);
+}
+
+Result<std::size_t> buildModifyBearerRequest(const ModifyBearerRequestArgs& a,
+                                             std::span<uint8_t> out) noexcept {
+  if (a.ids == nullptr) return gtp::fail(Errc::kInvalidArgument);
+  const uint64_t imsi = a.ids->imsi(a.index);
+  Builder b(out);
+  b.begin(MessageType::kModifyBearerRequest, a.header_teid, a.sequence);
+  b.add(uli(*a.ids, a.index, a.modify_count + 1));
+  b.add(RatType{kRatEutran});
+  b.beginGrouped(IeType::kBearerContext, 0);
+  b.add(Ebi{a.ebi});
+  // Table 7.2.7-2: S5/S8-U SGW F-TEID is instance 1 in a Modify Bearer Request.
+  b.add(fteid(kIfS5S8SgwGtpU, userPlaneTeid(PlaneSide::kSgw, imsi, a.sgw_addr), a.sgw_addr), 1);
+  b.endGrouped();
+  return finish(b);
+}
+
+Result<std::size_t> buildDeleteSessionRequest(uint32_t sequence, uint32_t header_teid, uint8_t lbi,
+                                              std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(MessageType::kDeleteSessionRequest, header_teid, sequence);
+  b.add(Ebi{lbi});
+  return finish(b);
+}
+
+Result<std::size_t> buildEchoRequest(uint32_t sequence, uint8_t recovery,
+                                     std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(MessageType::kEchoRequest, std::nullopt, sequence);
+  b.add(Recovery{recovery});
+  return finish(b);
+}
+
+Result<std::size_t> buildEchoResponse(uint32_t sequence, uint8_t recovery,
+                                      std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(MessageType::kEchoResponse, std::nullopt, sequence);
+  b.add(Recovery{recovery});
+  return finish(b);
+}
+
+Result<std::size_t> buildCreateSessionResponse(const CreateSessionResponseArgs& a,
+                                               std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(MessageType::kCreateSessionResponse, a.header_teid, a.sequence);
+  b.add(cause(a.cause));
+  if (causeAccepted(a.cause)) {
+    b.add(fteid(kIfS5S8PgwGtpC, a.pgw_teid, a.pgw_addr), 1);
+    Paa paa;
+    paa.pdn_type = 1;
+    paa.ipv4 = toIpv4(a.ue_ipv4);
+    b.add(paa);
+    b.add(ApnRestriction{0});
+    b.add(a.apn_ambr);
+    b.beginGrouped(IeType::kBearerContext, 0);
+    b.add(Ebi{a.ebi});
+    b.add(cause(kCauseAccepted));
+    b.add(fteid(kIfS5S8PgwGtpU, a.pgw_u_teid, a.pgw_addr), 2);
+    b.add(ChargingId{a.charging_id});
+    b.endGrouped();
+  }
+  b.add(Recovery{a.recovery});
+  return finish(b);
+}
+
+Result<std::size_t> buildModifyBearerResponse(uint32_t sequence, uint32_t header_teid,
+                                              uint8_t cause_value, uint8_t ebi,
+                                              std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(MessageType::kModifyBearerResponse, header_teid, sequence);
+  b.add(cause(cause_value));
+  if (causeAccepted(cause_value)) {
+    b.beginGrouped(IeType::kBearerContext, 0);
+    b.add(Ebi{ebi});
+    b.add(cause(kCauseAccepted));
+    b.endGrouped();
+  }
+  return finish(b);
+}
+
+Result<std::size_t> buildDeleteSessionResponse(uint32_t sequence, uint32_t header_teid,
+                                               uint8_t cause_value,
+                                               std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(MessageType::kDeleteSessionResponse, header_teid, sequence);
+  b.add(cause(cause_value));
+  return finish(b);
+}
+
+Result<std::size_t> buildCauseOnlyResponse(MessageType type, uint32_t sequence,
+                                           uint32_t header_teid, uint8_t cause_value,
+                                           std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(type, header_teid, sequence);
+  b.add(cause(cause_value));
+  return finish(b);
+}
+
+namespace {
+
+// Reads an optional IE into `out`: absent leaves it empty, present but
+// undecodable fails with `error` set.
+template <class T>
+bool readOptional(const Message& m, const Ie* ie, std::optional<T>& out,
+                  gtp::Error& error) noexcept {
+  if (ie == nullptr) return true;
+  auto r = read<T>(m, *ie);
+  if (!r) {
+    error = r.error();
+    return false;
+  }
+  out = *r;
+  return true;
+}
+
+}  // namespace
+
+Result<CreateSessionRequestView> viewCreateSessionRequest(const Message& m) noexcept {
+  CreateSessionRequestView v;
+  gtp::Error e;
+  std::optional<Imsi> imsi;
+  std::optional<Ebi> ebi;
+  if (!readOptional(m, m.find(IeType::kImsi), imsi, e)) return tl::unexpected(e);
+  if (imsi) {
+    uint64_t value = 0;
+    if (digitsValue(imsi->digits.view(), value)) v.imsi = value;
+  }
+  if (!readOptional(m, m.find(IeType::kFTeid, 0), v.sender, e)) return tl::unexpected(e);
+  if (!readOptional(m, m.find(IeType::kAmbr, 0), v.apn_ambr, e)) return tl::unexpected(e);
+  if (const Ie* bc = m.find(IeType::kBearerContext, 0)) {
+    v.has_bearer = true;
+    if (!readOptional(m, m.findChild(*bc, IeType::kEbi, 0), ebi, e)) return tl::unexpected(e);
+    if (ebi) v.ebi = ebi->value;
+    if (!readOptional(m, m.findChild(*bc, IeType::kFTeid, 2), v.sgw_u, e)) return tl::unexpected(e);
+  }
+  return v;
+}
+
+namespace {
+
+// An S5/S8-U F-TEID that must carry the TEID `side` computes for `imsi` and
+// its own address, and must not name the proxy.
+bool userPlaneIntact(const std::optional<FTeid>& f, uint8_t interface_type, PlaneSide side,
+                     std::optional<uint64_t> imsi, bool relay, uint32_t proxy) noexcept {
+  if (!f || !f->ipv4 || f->interface_type != interface_type) return false;
+  const uint32_t addr = fromIpv4(*f->ipv4);
+  if (!relay && addr == proxy) return false;
+  if (imsi && f->teid != userPlaneTeid(side, *imsi, addr)) return false;
+  return true;
+}
+
+}  // namespace
+
+MismatchSet checkCreateSessionRequest(const CreateSessionRequestView& v,
+                                      const PgwCheckContext& c) noexcept {
+  MismatchSet s;
+  uint32_t index = 0;
+  if (!v.imsi || c.ids == nullptr || !c.ids->indexOfImsi(*v.imsi, index))
+    s.add(Mismatch::kPgwImsiOutOfRange);
+  if (!v.sender || !v.sender->ipv4 || v.sender->teid == 0 ||
+      v.sender->interface_type != kIfS5S8SgwGtpC) {
+    s.add(Mismatch::kPgwSenderFteidInvalid);
+  } else if (!c.relay && fromIpv4(*v.sender->ipv4) != c.proxy_gateway) {
+    s.add(Mismatch::kPgwSenderFteidNotProxy);
+  }
+  if (!v.has_bearer || !v.ebi) s.add(Mismatch::kPgwBearerContext);
+  if (!userPlaneIntact(v.sgw_u, kIfS5S8SgwGtpU, PlaneSide::kSgw, v.imsi, c.relay,
+                       c.proxy_gateway))
+    s.add(Mismatch::kPgwUserPlaneFteid);
+  return s;
+}
+
+Result<ModifyBearerRequestView> viewModifyBearerRequest(const Message& m) noexcept {
+  ModifyBearerRequestView v;
+  gtp::Error e;
+  std::optional<Ebi> ebi;
+  if (const Ie* bc = m.find(IeType::kBearerContext, 0)) {
+    v.has_bearer = true;
+    if (!readOptional(m, m.findChild(*bc, IeType::kEbi, 0), ebi, e)) return tl::unexpected(e);
+    if (ebi) v.ebi = ebi->value;
+    if (!readOptional(m, m.findChild(*bc, IeType::kFTeid, 1), v.sgw_u, e)) return tl::unexpected(e);
+  }
+  return v;
+}
+
+MismatchSet checkModifyBearerRequest(const ModifyBearerRequestView& v, const PgwCheckContext& c,
+                                     uint64_t imsi, uint8_t ebi) noexcept {
+  MismatchSet s;
+  if (!v.has_bearer || !v.ebi || *v.ebi != ebi) s.add(Mismatch::kPgwBearerContext);
+  if (!userPlaneIntact(v.sgw_u, kIfS5S8SgwGtpU, PlaneSide::kSgw, imsi, c.relay, c.proxy_gateway))
+    s.add(Mismatch::kPgwUserPlaneFteid);
+  return s;
+}
+
+Result<DeleteSessionRequestView> viewDeleteSessionRequest(const Message& m) noexcept {
+  DeleteSessionRequestView v;
+  gtp::Error e;
+  std::optional<Ebi> lbi;
+  if (!readOptional(m, m.find(IeType::kEbi, 0), lbi, e)) return tl::unexpected(e);
+  if (lbi) v.lbi = lbi->value;
+  return v;
+}
+
+Result<ResponseView> viewResponse(const Message& m) noexcept {
+  ResponseView v;
+  gtp::Error e;
+  std::optional<CauseIe> c;
+  std::optional<Ebi> ebi;
+  std::optional<CauseIe> bearer_cause;
+  if (!readOptional(m, m.find(IeType::kCause, 0), c, e)) return tl::unexpected(e);
+  if (c) v.cause = c->value;
+  if (!readOptional(m, m.find(IeType::kFTeid, 1), v.pgw_c, e)) return tl::unexpected(e);
+  if (const Ie* bc = m.find(IeType::kBearerContext, 0)) {
+    v.has_bearer = true;
+    if (!readOptional(m, m.findChild(*bc, IeType::kEbi, 0), ebi, e)) return tl::unexpected(e);
+    if (ebi) v.ebi = ebi->value;
+    if (!readOptional(m, m.findChild(*bc, IeType::kCause, 0), bearer_cause, e))
+      return tl::unexpected(e);
+    if (bearer_cause) v.bearer_cause = bearer_cause->value;
+    if (!readOptional(m, m.findChild(*bc, IeType::kFTeid, 2), v.pgw_u, e)) return tl::unexpected(e);
+  }
+  return v;
+}
+
+MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckContext& c) noexcept {
+  MismatchSet s;
+  if (!v.cause) {
+    s.add(Mismatch::kSgwUnexpectedCause);
+    return s;
+  }
+  if (!causeAccepted(*v.cause)) {
+    if (c.expected_rejections == nullptr || !c.expected_rejections->test(*v.cause))
+      s.add(Mismatch::kSgwUnexpectedCause);
+    return s;
+  }
+  if (!v.pgw_c || !v.pgw_c->ipv4 || v.pgw_c->teid == 0 ||
+      v.pgw_c->interface_type != kIfS5S8PgwGtpC) {
+    s.add(Mismatch::kSgwPgwFteidInvalid);
+  } else if (!c.relay && fromIpv4(*v.pgw_c->ipv4) != c.proxy_access) {
+    s.add(Mismatch::kSgwPgwFteidNotProxy);
+  }
+  if (!v.has_bearer || !v.ebi || *v.ebi != c.ebi || !v.bearer_cause ||
+      !causeAccepted(*v.bearer_cause))
+    s.add(Mismatch::kSgwBearerContext);
+  if (!userPlaneIntact(v.pgw_u, kIfS5S8PgwGtpU, PlaneSide::kPgw, c.imsi, c.relay,
+                       c.proxy_access)) {
+    s.add(Mismatch::kSgwUserPlaneFteid);
+  } else if (!c.local_pgws.empty()) {
+    // With the PGWs in this process, the acceptance must come from one of
+    // them, and from one that does not reject.
+    const uint32_t addr = fromIpv4(*v.pgw_u->ipv4);
+    bool found = false;
+    for (std::size_t i = 0; i < c.local_pgws.size(); ++i) {
+      if (c.local_pgws[i] != addr) continue;
+      found = true;
+      if (i < c.local_pgw_causes.size() && c.local_pgw_causes[i] != 0)
+        s.add(Mismatch::kSgwUnexpectedCause);
+    }
+    if (!found) s.add(Mismatch::kSgwUserPlaneFteid);
+  }
+  return s;
+}
+
+MismatchSet checkSimpleResponse(const ResponseView& v, const SgwCheckContext& c) noexcept {
+  MismatchSet s;
+  if (!v.cause || !causeAccepted(*v.cause)) s.add(Mismatch::kSgwUnexpectedCause);
+  if (v.has_bearer &&
+      (!v.ebi || *v.ebi != c.ebi || (v.bearer_cause && !causeAccepted(*v.bearer_cause))))
+    s.add(Mismatch::kSgwBearerContext);
+  return s;
+}
+
+}  // namespace gtpcp::peer

@@ -1,0 +1,365 @@
+#include "tools/peer/pgw.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "common/gtp/v2/validate.h"
+
+namespace gtpcp::peer {
+
+using gtp::v2::MessageType;
+
+PgwEngine::PgwEngine(PgwConfig config, Outbox& outbox, std::vector<PgwNodeStats>& stats,
+                     MismatchCounters& mismatches, MalformedCounters& malformed)
+    : config_(std::move(config)),
+      outbox_(outbox),
+      stats_(stats),
+      mismatches_(mismatches),
+      malformed_(malformed) {
+  config_.capacity = std::clamp<uint32_t>(config_.capacity, 1, kMaxCapacity);
+  stats_.resize(config_.nodes.size());
+  nodes_.resize(config_.nodes.size());
+  for (std::size_t k = 0; k < nodes_.size(); ++k) {
+    Node& n = nodes_[k];
+    n.config = config_.nodes[k];
+    n.by_imsi.assign(config_.ids.count, 0);
+    if (n.config.delay_ns > 0) n.delayed.resize(std::max<uint32_t>(config_.delay_queue, 1));
+    // xorshift64* needs a non-zero state; each PGW draws its own sequence.
+    n.rng = (config_.seed ^ (0x9e3779b97f4a7c15ull * (k + 1))) | 1;
+  }
+  sessions_.resize(config_.capacity);
+  free_.resize(config_.capacity);
+  for (uint32_t i = 0; i < config_.capacity; ++i) free_[i] = i;
+  free_count_ = config_.capacity;
+}
+
+bool PgwEngine::dropNow(Node& n) noexcept {
+  if (n.config.drop <= 0) return false;
+  n.rng ^= n.rng >> 12;
+  n.rng ^= n.rng << 25;
+  n.rng ^= n.rng >> 27;
+  const uint64_t r = n.rng * 0x2545f4914f6cdd1dull;
+  return static_cast<double>(r >> 11) * 0x1.0p-53 < n.config.drop;
+}
+
+void PgwEngine::respond(uint32_t node, const Endpoint& to, std::span<const uint8_t> bytes,
+                        int64_t now) noexcept {
+  Node& n = nodes_[node];
+  if (n.config.delay_ns > 0 && bytes.size() <= kCachedResponse) {
+    if (n.delayed_count < n.delayed.size()) {
+      Delayed& d = n.delayed[(n.delayed_head + n.delayed_count) % n.delayed.size()];
+      d.due = now + n.config.delay_ns;
+      d.to = to;
+      d.length = static_cast<uint16_t>(bytes.size());
+      std::memcpy(d.bytes.data(), bytes.data(), bytes.size());
+      ++n.delayed_count;
+      ++stats_[node].delayed;
+      return;
+    }
+    ++stats_[node].delay_queue_full;
+  }
+  auto buf = outbox_.reserve(n.config.socket);
+  if (buf.size() < bytes.size()) {
+    ++stats_[node].internal_errors;
+    return;
+  }
+  std::memcpy(buf.data(), bytes.data(), bytes.size());
+  outbox_.commit(n.config.socket, to, bytes.size());
+}
+
+void PgwEngine::respondCauseOnly(uint32_t node, const Endpoint& to, MessageType type, uint32_t seq,
+                                 uint32_t teid, uint8_t cause, int64_t now) noexcept {
+  auto r = buildCauseOnlyResponse(type, seq, teid, cause, scratch_);
+  if (!r) {
+    ++stats_[node].internal_errors;
+    return;
+  }
+  respond(node, to, std::span<const uint8_t>(scratch_.data(), *r), now);
+}
+
+void PgwEngine::onTimers(int64_t now) noexcept {
+  for (Node& n : nodes_) {
+    while (n.delayed_count > 0) {
+      Delayed& d = n.delayed[n.delayed_head];
+      if (d.due > now) break;
+      auto buf = outbox_.reserve(n.config.socket);
+      std::memcpy(buf.data(), d.bytes.data(), d.length);
+      outbox_.commit(n.config.socket, d.to, d.length);
+      n.delayed_head = (n.delayed_head + 1) % n.delayed.size();
+      --n.delayed_count;
+    }
+  }
+}
+
+int64_t PgwEngine::nextTimer() const noexcept {
+  int64_t next = std::numeric_limits<int64_t>::max();
+  for (const Node& n : nodes_)
+    if (n.delayed_count > 0) next = std::min(next, n.delayed[n.delayed_head].due);
+  return next;
+}
+
+bool PgwEngine::duplicate(const Session& s, const Endpoint& from, uint32_t seq, uint8_t type,
+                          int64_t now) const noexcept {
+  return s.state != State::kFree && s.last_type == type && s.last_seq == seq &&
+         s.last_src == from && now - s.last_time < config_.duplicate_window_ns &&
+         s.response_length > 0;
+}
+
+uint32_t PgwEngine::sessionOfTeid(uint32_t teid) const noexcept {
+  const uint32_t low = teid & 0x00ffffff;
+  if (low == 0 || low > sessions_.size()) return kNone;
+  const uint32_t slot = low - 1;
+  const Session& s = sessions_[slot];
+  if (s.state == State::kFree || s.gen != static_cast<uint8_t>(teid >> 24)) return kNone;
+  return slot;
+}
+
+uint32_t PgwEngine::allocate(int64_t now) noexcept {
+  if (free_count_ == 0) return kNone;
+  const uint32_t slot = free_[free_head_];
+  free_head_ = (free_head_ + 1) % free_.size();
+  --free_count_;
+  Session& s = sessions_[slot];
+  if (s.state == State::kDeleted && now - s.freed_at < config_.duplicate_window_ns)
+    ++stats_[s.node].dup_window_evictions;
+  const uint8_t gen = static_cast<uint8_t>(s.gen + 1);
+  s = Session{};
+  s.gen = gen;
+  return slot;
+}
+
+void PgwEngine::release(uint32_t slot, int64_t now) noexcept {
+  Session& s = sessions_[slot];
+  Node& n = nodes_[s.node];
+  uint32_t index = 0;
+  if (config_.ids.indexOfImsi(s.imsi, index) && n.by_imsi[index] == slot + 1) n.by_imsi[index] = 0;
+  s.state = State::kDeleted;  // keeps answering duplicates until reused
+  s.freed_at = now;
+  free_[(free_head_ + free_count_) % free_.size()] = slot;
+  ++free_count_;
+  if (stats_[s.node].sessions_up > 0) --stats_[s.node].sessions_up;
+}
+
+void PgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const uint8_t> bytes,
+                           int64_t now) noexcept {
+  if (node >= nodes_.size()) return;
+  Node& n = nodes_[node];
+  PgwNodeStats& st = stats_[node];
+  auto decoded = message_.decode(bytes);
+  if (!decoded) {
+    malformed_.count(decoded.error().code);
+    // A request whose header is readable gets the cause TS 29.274 §7.7 asks for.
+    auto h = gtp::v2::decodeHeader(bytes);
+    const uint8_t cause = gtp::v2Cause(decoded.error().code);
+    if (h && cause != 0) {
+      const auto t = static_cast<MessageType>(h->message_type);
+      if (t == MessageType::kCreateSessionRequest || t == MessageType::kModifyBearerRequest ||
+          t == MessageType::kDeleteSessionRequest)
+        respondCauseOnly(node, from, static_cast<MessageType>(h->message_type + 1),
+                         h->sequence_number, 0, cause, now);
+    }
+    return;
+  }
+  const auto type = message_.messageType();
+  switch (type) {
+    case MessageType::kEchoRequest: {
+      if (dropNow(n)) {
+        ++st.dropped;
+        return;
+      }
+      ++st.echo_requests;
+      auto r = buildEchoResponse(message_.header().sequence_number, config_.recovery, scratch_);
+      if (r) respond(node, from, std::span<const uint8_t>(scratch_.data(), *r), now);
+      return;
+    }
+    case MessageType::kCreateSessionRequest:
+    case MessageType::kModifyBearerRequest:
+    case MessageType::kDeleteSessionRequest:
+      if (dropNow(n)) {
+        ++st.dropped;
+        return;
+      }
+      break;
+    default:
+      mismatches_.count(Mismatch::kPgwUnexpectedMessage);
+      return;
+  }
+  auto mandatory = gtp::v2::checkMandatory(message_);
+  if (!mandatory) {
+    malformed_.count(mandatory.error().code);
+    respondCauseOnly(node, from, static_cast<MessageType>(static_cast<uint8_t>(type) + 1),
+                     message_.header().sequence_number, 0, gtp::v2Cause(mandatory.error().code),
+                     now);
+    return;
+  }
+  if (type == MessageType::kCreateSessionRequest)
+    onCreate(node, from, now);
+  else
+    onModifyOrDelete(node, from, now);
+}
+
+void PgwEngine::onCreate(uint32_t node, const Endpoint& from, int64_t now) noexcept {
+  Node& n = nodes_[node];
+  PgwNodeStats& st = stats_[node];
+  const auto& h = message_.header();
+  const auto type = static_cast<uint8_t>(MessageType::kCreateSessionRequest);
+  ++st.requests[static_cast<std::size_t>(Txn::kCreate)];
+  auto view = viewCreateSessionRequest(message_);
+  if (!view) {
+    malformed_.count(view.error().code);
+    respondCauseOnly(node, from, MessageType::kCreateSessionResponse, h.sequence_number, 0,
+                     gtp::v2Cause(view.error().code), now);
+    return;
+  }
+  uint32_t index = 0;
+  const bool in_range = view->imsi && config_.ids.indexOfImsi(*view->imsi, index);
+  uint32_t existing = kNone;
+  if (in_range && n.by_imsi[index] != 0) {
+    existing = n.by_imsi[index] - 1;
+    const Session& s = sessions_[existing];
+    if (duplicate(s, from, h.sequence_number, type, now)) {
+      ++st.duplicates;
+      respond(node, from, std::span<const uint8_t>(s.response.data(), s.response_length), now);
+      return;
+    }
+  }
+
+  PgwCheckContext ctx;
+  ctx.relay = config_.relay;
+  ctx.proxy_gateway = config_.proxy_gateway;
+  ctx.ids = &config_.ids;
+  checkCreateSessionRequest(*view, ctx).countInto(mismatches_);
+
+  const uint32_t peer_teid = view->sender ? view->sender->teid : 0;
+  CreateSessionResponseArgs a;
+  a.sequence = h.sequence_number;
+  a.header_teid = peer_teid;
+  a.recovery = config_.recovery;
+  if (n.config.reject_cause != 0) {
+    ++st.sessions_rejected;
+    a.cause = n.config.reject_cause;
+    auto r = buildCreateSessionResponse(a, scratch_);
+    if (r) respond(node, from, std::span<const uint8_t>(scratch_.data(), *r), now);
+    return;
+  }
+  if (existing != kNone && sessions_[existing].state == State::kActive) {
+    // TS 23.401: a new PDN connection request for a subscriber that has one
+    // replaces it here (one APN, one default bearer per subscriber).
+    ++st.sessions_replaced;
+    release(existing, now);
+  }
+  const uint32_t slot = allocate(now);
+  if (slot == kNone) {
+    ++st.no_resources;
+    ++st.sessions_rejected;
+    a.cause = kCauseNoResources;
+    auto r = buildCreateSessionResponse(a, scratch_);
+    if (r) respond(node, from, std::span<const uint8_t>(scratch_.data(), *r), now);
+    return;
+  }
+  Session& s = sessions_[slot];
+  s.imsi = view->imsi.value_or(0);
+  s.peer_teid = peer_teid;
+  s.node = static_cast<uint8_t>(node);
+  s.ebi = view->ebi.value_or(kDefaultEbi);
+  s.state = State::kActive;
+  if (in_range) n.by_imsi[index] = slot + 1;
+
+  const uint32_t teid = teidOf(slot, s.gen);
+  a.cause = kCauseAccepted;
+  a.pgw_addr = n.config.addr;
+  a.pgw_teid = teid;
+  a.ue_ipv4 = 0x0a000000u + slot + 1;  // 10.0.0.0/8 pool
+  a.ebi = s.ebi;
+  a.pgw_u_teid = userPlaneTeid(PlaneSide::kPgw, s.imsi, n.config.addr);
+  a.charging_id = teid;
+  a.apn_ambr = view->apn_ambr.value_or(gtp::v2::Ambr{50000, 100000});
+  auto r = buildCreateSessionResponse(a, s.response);
+  if (!r) {
+    ++st.internal_errors;
+    s.response_length = 0;
+    return;
+  }
+  s.response_length = static_cast<uint8_t>(*r);
+  s.last_type = type;
+  s.last_seq = h.sequence_number;
+  s.last_src = from;
+  s.last_time = now;
+  ++st.sessions_created;
+  ++st.sessions_up;
+  respond(node, from, std::span<const uint8_t>(s.response.data(), s.response_length), now);
+}
+
+void PgwEngine::onModifyOrDelete(uint32_t node, const Endpoint& from, int64_t now) noexcept {
+  PgwNodeStats& st = stats_[node];
+  const auto& h = message_.header();
+  const auto type = message_.messageType();
+  const bool modify = type == MessageType::kModifyBearerRequest;
+  const auto response_type =
+      modify ? MessageType::kModifyBearerResponse : MessageType::kDeleteSessionResponse;
+  ++st.requests[static_cast<std::size_t>(modify ? Txn::kModify : Txn::kDelete)];
+
+  const uint32_t slot = h.teidPresent() ? sessionOfTeid(h.teid) : kNone;
+  if (slot == kNone || sessions_[slot].node != node) {
+    mismatches_.count(Mismatch::kPgwUnknownTeid);
+    ++st.context_not_found;
+    respondCauseOnly(node, from, response_type, h.sequence_number, 0, kCauseContextNotFound, now);
+    return;
+  }
+  Session& s = sessions_[slot];
+  if (duplicate(s, from, h.sequence_number, static_cast<uint8_t>(type), now)) {
+    ++st.duplicates;
+    respond(node, from, std::span<const uint8_t>(s.response.data(), s.response_length), now);
+    return;
+  }
+  if (s.state != State::kActive) {  // deleted: a request for a session that is gone
+    mismatches_.count(Mismatch::kPgwUnknownTeid);
+    ++st.context_not_found;
+    respondCauseOnly(node, from, response_type, h.sequence_number, 0, kCauseContextNotFound, now);
+    return;
+  }
+  PgwCheckContext ctx;
+  ctx.relay = config_.relay;
+  ctx.proxy_gateway = config_.proxy_gateway;
+  ctx.ids = &config_.ids;
+  gtp::Result<std::size_t> r;
+  if (modify) {
+    auto view = viewModifyBearerRequest(message_);
+    if (!view) {
+      malformed_.count(view.error().code);
+      respondCauseOnly(node, from, response_type, h.sequence_number, s.peer_teid,
+                       gtp::v2Cause(view.error().code), now);
+      return;
+    }
+    checkModifyBearerRequest(*view, ctx, s.imsi, s.ebi).countInto(mismatches_);
+    r = buildModifyBearerResponse(h.sequence_number, s.peer_teid, kCauseAccepted, s.ebi,
+                                  s.response);
+  } else {
+    auto lbi = viewDeleteSessionRequest(message_);
+    if (!lbi) {
+      malformed_.count(lbi.error().code);
+      respondCauseOnly(node, from, response_type, h.sequence_number, s.peer_teid,
+                       gtp::v2Cause(lbi.error().code), now);
+      return;
+    }
+    if (!lbi->lbi || *lbi->lbi != s.ebi) mismatches_.count(Mismatch::kPgwBearerContext);
+    r = buildDeleteSessionResponse(h.sequence_number, s.peer_teid, kCauseAccepted, s.response);
+  }
+  if (!r) {
+    ++st.internal_errors;
+    return;
+  }
+  s.response_length = static_cast<uint8_t>(*r);
+  s.last_type = static_cast<uint8_t>(type);
+  s.last_seq = h.sequence_number;
+  s.last_src = from;
+  s.last_time = now;
+  if (!modify) {
+    ++st.sessions_deleted;
+    release(slot, now);
+  }
+  respond(node, from, std::span<const uint8_t>(s.response.data(), s.response_length), now);
+}
+
+}  // namespace gtpcp::peer

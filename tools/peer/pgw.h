@@ -1,0 +1,132 @@
+// The emulated PGWs: answer Create Session, Modify Bearer, Delete Session and
+// Echo requests per TS 29.274, check what the proxy made of the SGW's
+// requests, and misbehave on demand (reject with a cause, answer late, drop a
+// fraction of requests).
+//
+// A retransmitted request (same source address and port, same sequence
+// number, same message type, within 60 s) gets the cached answer again, not a
+// second session. Sessions live in a fixed table sized at construction;
+// a slot freed by a deletion is reused last-freed-last, so the answer to a
+// duplicate Delete Session Request stays available as long as possible.
+//
+// PgwEngine is pure logic driven by the runner: no allocation, exception or
+// log line per datagram. One thread only.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "common/gtp/v2/message.h"
+#include "tools/peer/messages.h"
+#include "tools/peer/outbox.h"
+#include "tools/peer/stats.h"
+#include "tools/peer/udp.h"
+
+namespace gtpcp::peer {
+
+struct PgwNodeConfig {
+  uint32_t addr = 0;
+  uint32_t socket = 0;        // Outbox socket index
+  uint8_t reject_cause = 0;   // reject every creation with this cause (0: accept)
+  int64_t delay_ns = 0;       // answer this late
+  double drop = 0;            // drop this fraction of requests
+};
+
+struct PgwConfig {
+  std::vector<PgwNodeConfig> nodes;
+  bool relay = false;          // no proxy in front: skip the "names the proxy" checks
+  uint32_t proxy_gateway = 0;  // the proxy's gateway-side address
+  Identities ids;              // the IMSI range the SGWs use
+  uint32_t capacity = 0;       // sessions, all PGWs together
+  uint8_t recovery = 1;
+  uint64_t seed = 1;           // of the drop decisions
+  int64_t duplicate_window_ns = 60'000'000'000;
+  uint32_t delay_queue = 32768;  // delayed answers held per delayed PGW
+};
+
+class PgwEngine {
+ public:
+  // `stats` has one entry per node.
+  PgwEngine(PgwConfig config, Outbox& outbox, std::vector<PgwNodeStats>& stats,
+            MismatchCounters& mismatches, MalformedCounters& malformed);
+
+  void onDatagram(uint32_t node, const Endpoint& from, std::span<const uint8_t> bytes,
+                  int64_t now) noexcept;
+  // Sends the delayed answers due at `now`.
+  void onTimers(int64_t now) noexcept;
+  int64_t nextTimer() const noexcept;
+
+  // The TEID the PGW allocated for session slot `slot` in generation `gen`.
+  static uint32_t teidOf(uint32_t slot, uint8_t gen) noexcept {
+    return (uint32_t{gen} << 24) | (slot + 1);
+  }
+  // Largest session table this TEID layout can address.
+  static constexpr uint32_t kMaxCapacity = 0x00fffff0;
+
+ private:
+  static constexpr std::size_t kCachedResponse = 192;
+  static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+  enum class State : uint8_t { kFree, kActive, kDeleted };
+
+  struct Session {
+    uint64_t imsi = 0;
+    int64_t last_time = 0;
+    int64_t freed_at = 0;
+    Endpoint last_src{};
+    uint32_t peer_teid = 0;
+    uint32_t last_seq = 0;
+    uint8_t gen = 0;
+    State state = State::kFree;
+    uint8_t node = 0;
+    uint8_t ebi = 0;
+    uint8_t last_type = 0;
+    uint8_t response_length = 0;
+    std::array<uint8_t, kCachedResponse> response{};
+  };
+
+  struct Delayed {
+    int64_t due = 0;
+    Endpoint to{};
+    uint16_t length = 0;
+    std::array<uint8_t, kCachedResponse> bytes{};
+  };
+
+  struct Node {
+    PgwNodeConfig config;
+    std::vector<uint32_t> by_imsi;  // subscriber index -> slot + 1 (0: none)
+    std::vector<Delayed> delayed;   // ring; empty unless delay_ns > 0
+    std::size_t delayed_head = 0, delayed_count = 0;
+    uint64_t rng = 0;
+  };
+
+  bool dropNow(Node& n) noexcept;
+  void respond(uint32_t node, const Endpoint& to, std::span<const uint8_t> bytes,
+               int64_t now) noexcept;
+  void respondCauseOnly(uint32_t node, const Endpoint& to, gtp::v2::MessageType type,
+                        uint32_t seq, uint32_t teid, uint8_t cause, int64_t now) noexcept;
+  bool duplicate(const Session& s, const Endpoint& from, uint32_t seq, uint8_t type,
+                 int64_t now) const noexcept;
+  uint32_t sessionOfTeid(uint32_t teid) const noexcept;
+  uint32_t allocate(int64_t now) noexcept;
+  void release(uint32_t slot, int64_t now) noexcept;
+  void onCreate(uint32_t node, const Endpoint& from, int64_t now) noexcept;
+  void onModifyOrDelete(uint32_t node, const Endpoint& from, int64_t now) noexcept;
+
+  PgwConfig config_;
+  Outbox& outbox_;
+  std::vector<PgwNodeStats>& stats_;
+  MismatchCounters& mismatches_;
+  MalformedCounters& malformed_;
+  std::vector<Node> nodes_;
+  std::vector<Session> sessions_;
+  std::vector<uint32_t> free_;  // ring of free slots, oldest freed first
+  std::size_t free_head_ = 0, free_count_ = 0;
+  gtp::v2::Message message_;
+  std::array<uint8_t, kMaxBuiltMessage> scratch_{};
+};
+
+}  // namespace gtpcp::peer

@@ -1,0 +1,192 @@
+// The emulated SGWs: subscribers attaching, modifying their bearer and
+// detaching through the proxy, with the retransmission behaviour of a real
+// SGW (TS 29.274 §7.6: same bytes and sequence number after T3, N3 times) and
+// every check of DESIGN.md's translation rules that an SGW can see.
+//
+// SgwEngine is pure logic driven by the runner's event loop: tokens from the
+// pacer start transactions (issue()), datagrams arrive (onDatagram()), and
+// timers fire (onTimers()); it sends through an Outbox. All state is
+// allocated in the constructor: the per-datagram path does not allocate,
+// throw or log. One thread only.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/gtp/v2/ies.h"
+#include "common/gtp/v2/message.h"
+#include "tools/peer/messages.h"
+#include "tools/peer/outbox.h"
+#include "tools/peer/stats.h"
+#include "tools/peer/udp.h"
+
+namespace gtpcp::peer {
+
+struct SgwNodeConfig {
+  uint32_t addr = 0;    // the node's address (its F-TEIDs name it)
+  uint32_t socket = 0;  // Outbox socket index of the node's socket
+};
+
+struct SgwConfig {
+  std::vector<SgwNodeConfig> nodes;
+  Endpoint proxy{};     // the proxy's access address and port: requests go there
+  bool relay = false;   // a bare relay instead of a proxy: every request to `proxy`
+  Identities ids;
+  std::vector<std::string> apns{"internet"};
+  uint32_t modifies = 1;     // Modify Bearer transactions per attach
+  uint32_t cycles = 0;       // attach..detach cycles per subscriber; 0: unlimited
+  int64_t t3_ns = 3'000'000'000;
+  uint32_t n3 = 2;
+  bool same_sequence = false;
+  uint32_t sequence_seed = 0;  // first sequence number (per node unless same_sequence)
+  std::bitset<256> expected_rejections;
+  std::vector<uint32_t> local_pgws;       // PGWs of this process, if any
+  std::vector<uint8_t> local_pgw_causes;  // their --pgw-cause (0: none)
+  uint8_t recovery = 1;
+  bool allow_non_loopback = false;
+};
+
+// What a token does.
+enum class SgwPhase : uint8_t {
+  kIdle,       // nothing: tokens are not taken
+  kLifecycle,  // each subscriber's next step: attach, modify x N, detach, again
+  kAttach,     // attach every subscriber once
+  kModify,     // Modify Bearer on attached subscribers
+  kDetach,     // detach every attached subscriber
+};
+
+class SgwEngine {
+ public:
+  SgwEngine(SgwConfig config, Outbox& outbox, SgwStats& stats, MismatchCounters& mismatches,
+            MalformedCounters& malformed);
+
+  // Tokens now start `phase` steps; `measured` marks the transactions they
+  // start for latency and throughput.
+  void setPhase(SgwPhase phase, bool measured) noexcept;
+  // Completions after `t` no longer count toward the measured throughput.
+  void setWindowEnd(int64_t t) noexcept { window_end_ = t; }
+
+  // Starts up to `tokens` transactions; returns how many started. A token
+  // that finds no subscriber free is counted in SgwStats::starved.
+  uint64_t issue(uint64_t tokens, int64_t now) noexcept;
+  // A datagram received on node `node`'s socket from `from`.
+  void onDatagram(uint32_t node, const Endpoint& from, std::span<const uint8_t> bytes,
+                  int64_t now) noexcept;
+  // Retransmissions and timeouts due at `now`.
+  void onTimers(int64_t now) noexcept;
+  // When onTimers() next has work (max int64 when none).
+  int64_t nextTimer() const noexcept;
+
+  uint64_t outstanding() const noexcept { return outstanding_; }
+  uint64_t sessionsUp() const noexcept { return sessions_up_; }
+  // The phase has nothing more to start (attach: all attempted; detach: all
+  // attempted; lifecycle: every subscriber finished its cycles).
+  bool phaseExhausted() const noexcept;
+
+  // The control TEID node-side for subscriber `index`, and back.
+  uint32_t sgwTeid(uint32_t index) const noexcept;
+  bool indexOfTeid(uint32_t teid, uint32_t& index) const noexcept;
+
+ private:
+  static constexpr uint32_t kNil = std::numeric_limits<uint32_t>::max();
+
+  enum class State : uint8_t { kIdle, kCreating, kEstablished, kModifying, kDeleting, kDone, kAbandoned };
+
+  struct Sub {
+    int64_t first_sent = 0;
+    int64_t deadline = 0;
+    uint32_t pgw_teid = 0;  // header TEID of later requests
+    uint32_t pgw_addr = 0;  // where later requests go (the proxy's address)
+    uint32_t seq = 0;
+    uint32_t prev = kNil;   // outstanding list, in deadline order
+    uint32_t next = kNil;
+    uint32_t qnext = kNil;  // node queue
+    uint32_t cycles_done = 0;
+    uint32_t modifies_total = 0;
+    uint16_t modifies_done = 0;
+    State state = State::kIdle;
+    Txn txn = Txn::kCreate;
+    uint8_t retries = 0;
+    bool measured = false;
+  };
+
+  // Outstanding requests of one node by sequence number: open addressing,
+  // linear probing, backward-shift deletion. Capacity fixed at construction.
+  class SeqTable {
+   public:
+    void init(std::size_t expected);
+    bool insert(uint32_t seq, uint32_t index) noexcept;
+    bool find(uint32_t seq, uint32_t& index) const noexcept;
+    void erase(uint32_t seq) noexcept;
+
+   private:
+    static constexpr uint32_t kEmpty = 0xffffffffu;
+    std::size_t slot(uint32_t seq) const noexcept { return (seq * 0x9e3779b1u) >> shift_; }
+    std::vector<uint32_t> keys_;
+    std::vector<uint32_t> values_;
+    std::size_t mask_ = 0;
+    unsigned shift_ = 32;
+  };
+
+  // Requests recently answered or timed out, to tell a duplicate or late
+  // response from a wrong one.
+  struct Recent {
+    uint32_t seq = 0xffffffffu;
+    uint32_t index = kNil;
+    bool timed_out = false;
+  };
+  static constexpr std::size_t kRecent = 4096;
+
+  struct Node {
+    uint32_t addr = 0;
+    uint32_t socket = 0;
+    uint32_t seq_next = 0;
+    uint32_t q_head = kNil, q_tail = kNil, q_size = 0;
+    uint32_t attach_left = 0;  // kAttach: subscribers not yet attempted
+    SeqTable table;
+    std::vector<Recent> recent;
+    std::size_t recent_pos = 0;
+  };
+
+  uint32_t nodeOf(uint32_t index) const noexcept {
+    return static_cast<uint32_t>(index % nodes_.size());
+  }
+  void push(Node& n, uint32_t index) noexcept;
+  uint32_t pop(Node& n) noexcept;
+  bool startNext(Node& n, int64_t now) noexcept;
+  void start(uint32_t index, Txn txn, int64_t now) noexcept;
+  bool send(uint32_t index) noexcept;
+  void link(uint32_t index, int64_t deadline) noexcept;
+  void unlink(uint32_t index) noexcept;
+  void remember(Node& n, uint32_t seq, uint32_t index, bool timed_out) noexcept;
+  void finish(uint32_t index, int64_t now) noexcept;
+  void abandon(uint32_t index) noexcept;
+  void afterCompletion(uint32_t index) noexcept;
+  void answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept;
+
+  SgwConfig config_;
+  Outbox& outbox_;
+  SgwStats& stats_;
+  MismatchCounters& mismatches_;
+  MalformedCounters& malformed_;
+  std::vector<gtp::v2::Apn> apns_;
+  std::vector<Sub> subs_;
+  std::vector<Node> nodes_;
+  uint32_t teid_multiplier_ = 0x9e3779b1u;
+  uint32_t teid_inverse_ = 0;
+  uint32_t out_head_ = kNil, out_tail_ = kNil;
+  uint64_t outstanding_ = 0;
+  uint64_t sessions_up_ = 0;
+  uint64_t finished_ = 0;  // subscribers done or abandoned
+  std::size_t rr_ = 0;
+  SgwPhase phase_ = SgwPhase::kIdle;
+  bool measured_ = false;
+  int64_t window_end_ = std::numeric_limits<int64_t>::max();
+  gtp::v2::Message message_;
+};
+
+}  // namespace gtpcp::peer

@@ -1,0 +1,133 @@
+// Counters of the peer emulator: one table per role, plain integers written by
+// the single emulator thread and read for the progress line and the summary.
+// Every check the emulator makes has a Mismatch kind with a stable name (JSON
+// key); nothing observed is dropped without a counter.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "common/gtp/errors.h"
+#include "tools/peer/latency.h"
+
+namespace gtpcp::peer {
+
+enum class Mismatch : uint8_t {
+  // Seen by an emulated SGW in a response.
+  kSgwHeaderTeid,          // header TEID is not the SGW's own for the session
+  kSgwUnmatchedResponse,   // no outstanding request has this sequence number
+  kSgwSequenceNumber,      // right session, but not the sequence number sent
+  kSgwMessageType,         // response type does not answer the request
+  kSgwPgwFteidNotProxy,    // PGW S5/S8-C F-TEID names something else than the proxy
+  kSgwPgwFteidInvalid,     // PGW S5/S8-C F-TEID missing, wrong interface type, TEID 0
+  kSgwUserPlaneFteid,      // S5/S8-U PGW F-TEID missing or not as the PGW sent it
+  kSgwUnexpectedCause,     // a cause that this run does not expect
+  kSgwBearerContext,       // bearer context missing, or EBI / bearer cause wrong
+  kSgwUnexpectedMessage,   // a request the SGW does not handle
+  kSgwUnsafeDestination,   // a request would go to a non-loopback address
+  // Seen by an emulated PGW in a request.
+  kPgwSenderFteidNotProxy,  // sender S5/S8-C F-TEID names something else than the proxy
+  kPgwSenderFteidInvalid,   // sender F-TEID missing, wrong interface type, TEID 0
+  kPgwImsiOutOfRange,       // IMSI missing or outside the configured range
+  kPgwUserPlaneFteid,       // S5/S8-U SGW F-TEID missing or not as the SGW sent it
+  kPgwUnknownTeid,          // header TEID names no live session of this PGW
+  kPgwBearerContext,        // bearer context / EBI / LBI missing or wrong
+  kPgwUnexpectedMessage,    // a response, or a request the PGW does not handle
+  kCount
+};
+inline constexpr std::size_t kMismatchCount = static_cast<std::size_t>(Mismatch::kCount);
+std::string_view mismatchName(Mismatch m) noexcept;
+
+// Malformed datagrams, by codec error (gtp::Errc) and total.
+struct MalformedCounters {
+  static constexpr std::size_t kErrcCount = 32;
+  std::array<uint64_t, kErrcCount> by_errc{};
+  uint64_t total = 0;
+  void count(gtp::Errc e) noexcept {
+    ++total;
+    const auto i = static_cast<std::size_t>(e);
+    ++by_errc[i < kErrcCount ? i : 0];
+  }
+};
+
+struct MismatchCounters {
+  std::array<uint64_t, kMismatchCount> by_kind{};
+  uint64_t total = 0;
+  void count(Mismatch m) noexcept {
+    ++total;
+    ++by_kind[static_cast<std::size_t>(m)];
+  }
+  uint64_t operator[](Mismatch m) const noexcept { return by_kind[static_cast<std::size_t>(m)]; }
+};
+
+// The SGW side's transaction kinds.
+enum class Txn : uint8_t { kCreate, kModify, kDelete, kCount };
+inline constexpr std::size_t kTxnCount = static_cast<std::size_t>(Txn::kCount);
+std::string_view txnName(Txn t) noexcept;
+
+// Sessions per PGW as the SGW sees them: the address in the S5/S8-U PGW
+// F-TEID of each accepted Create Session Response (it names the PGW even
+// behind the proxy). Fixed capacity; the rest land in `other`.
+struct SplitCounters {
+  static constexpr std::size_t kMax = 64;
+  std::array<uint32_t, kMax> addr{};
+  std::array<uint64_t, kMax> count{};
+  std::size_t size = 0;
+  uint64_t other = 0;
+  void add(uint32_t a) noexcept {
+    for (std::size_t i = 0; i < size; ++i)
+      if (addr[i] == a) {
+        ++count[i];
+        return;
+      }
+    if (size == kMax) {
+      ++other;
+      return;
+    }
+    addr[size] = a;
+    count[size++] = 1;
+  }
+};
+
+struct SgwStats {
+  std::array<uint64_t, kTxnCount> attempted{};
+  std::array<uint64_t, kTxnCount> completed{};
+  std::array<uint64_t, kTxnCount> retransmissions{};
+  std::array<uint64_t, kTxnCount> timeouts{};
+  // Measured transactions completed inside the measured window.
+  uint64_t completed_in_window = 0;
+  uint64_t measured_attempted = 0;
+  uint64_t duplicate_responses = 0;  // a second answer to a request already answered
+  uint64_t late_responses = 0;       // an answer after the request timed out
+  uint64_t sessions_created = 0;
+  uint64_t sessions_rejected = 0;
+  uint64_t sessions_deleted = 0;
+  uint64_t echo_requests_answered = 0;
+  uint64_t starved = 0;  // tokens with no subscriber free to use them
+  uint64_t internal_errors = 0;  // a message that could not be built
+  std::array<uint64_t, 256> causes{};  // Cause of every response received
+  SplitCounters split;
+  std::array<LatencyHistogram, kTxnCount> latency{};
+};
+
+struct PgwNodeStats {
+  std::array<uint64_t, kTxnCount> requests{};
+  uint64_t echo_requests = 0;
+  uint64_t sessions_created = 0;
+  uint64_t sessions_rejected = 0;  // --pgw-cause, or no room
+  uint64_t sessions_deleted = 0;
+  uint64_t sessions_replaced = 0;  // a new Create Session for an IMSI with a session
+  uint64_t duplicates = 0;         // retransmitted requests answered from the cache
+  uint64_t dropped = 0;            // --pgw-drop
+  uint64_t delayed = 0;            // --pgw-delay-ms
+  uint64_t delay_queue_full = 0;   // sent at once: the delay queue was full
+  uint64_t context_not_found = 0;  // answered with cause 64
+  uint64_t no_resources = 0;       // rejected with cause 73: session table full
+  uint64_t dup_window_evictions = 0;  // a deleted session's slot reused within 60 s
+  uint64_t internal_errors = 0;  // a response that could not be built
+  uint64_t sessions_up = 0;
+};
+
+}  // namespace gtpcp::peer

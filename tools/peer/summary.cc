@@ -1,0 +1,250 @@
+#include "tools/peer/summary.h"
+
+#include <cstdio>
+#include <numeric>
+
+namespace gtpcp::peer {
+
+namespace {
+
+uint64_t sum(const std::array<uint64_t, kTxnCount>& a) {
+  return std::accumulate(a.begin(), a.end(), uint64_t{0});
+}
+
+double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+nlohmann::json latencyJson(const LatencyHistogram& h) {
+  return {{"count", h.count()},
+          {"p50", ms(h.percentile(0.50))},
+          {"p99", ms(h.percentile(0.99))},
+          {"p99_9", ms(h.percentile(0.999))},
+          {"max", ms(h.max())},
+          {"mean", h.mean() / 1e6}};
+}
+
+LatencyHistogram allLatency(const SgwStats& s) {
+  LatencyHistogram all;
+  for (const auto& h : s.latency) all.merge(h);
+  return all;
+}
+
+uint64_t totalTimeouts(const RunReport& r) { return r.sgw ? sum(r.sgw->timeouts) : 0; }
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+int exitStatusOf(const RunReport& r) noexcept {
+  return (totalTimeouts(r) == 0 && r.mismatches.total == 0 && r.malformed.total == 0) ? 0 : 1;
+}
+
+nlohmann::json toJson(const RunReport& r) {
+  using nlohmann::json;
+  const RunConfig& c = *r.config;
+  json j;
+  j["roles"] = {{"sgw", c.sgw_role}, {"pgw", c.pgw_role}};
+  j["mode"] = c.mode == RunMode::kLifecycle ? "lifecycle" : "modify-only";
+  j["config"] = {{"proxy", c.options.proxy},
+                 {"relay", c.options.relay},
+                 {"sgw", c.options.sgw},
+                 {"pgw", c.options.pgw},
+                 {"subscribers", c.options.subscribers},
+                 {"modify", c.options.modify},
+                 {"cycles", c.options.cycles},
+                 {"rate", c.rate},
+                 {"setup_rate", c.setup_rate},
+                 {"duration_s", c.duration_s},
+                 {"t3_ms", c.options.t3_ms},
+                 {"n3", c.options.n3},
+                 {"same_sequence", c.options.same_sequence}};
+  j["elapsed_s"] = r.elapsed_s;
+  j["window_s"] = r.window_s;
+  j["interrupted"] = r.interrupted;
+
+  json mismatches = json::object();
+  for (std::size_t i = 0; i < kMismatchCount; ++i)
+    mismatches[std::string(mismatchName(static_cast<Mismatch>(i)))] = r.mismatches.by_kind[i];
+  j["mismatches"] = {{"total", r.mismatches.total}, {"by_kind", mismatches}};
+  json malformed = json::object();
+  for (std::size_t i = 1; i < MalformedCounters::kErrcCount; ++i)
+    if (r.malformed.by_errc[i] != 0)
+      malformed[std::string(gtp::errcName(static_cast<gtp::Errc>(i)))] = r.malformed.by_errc[i];
+  j["malformed"] = {{"total", r.malformed.total}, {"by_error", malformed}};
+
+  if (r.sgw != nullptr) {
+    const SgwStats& s = *r.sgw;
+    json tx = json::object();
+    for (std::size_t t = 0; t < kTxnCount; ++t)
+      tx[std::string(txnName(static_cast<Txn>(t)))] = {{"attempted", s.attempted[t]},
+                                                       {"completed", s.completed[t]},
+                                                       {"retransmissions", s.retransmissions[t]},
+                                                       {"timeouts", s.timeouts[t]}};
+    tx["total"] = {{"attempted", sum(s.attempted)},
+                   {"completed", sum(s.completed)},
+                   {"retransmissions", sum(s.retransmissions)},
+                   {"timeouts", sum(s.timeouts)}};
+    j["transactions"] = tx;
+    j["measured"] = {{"attempted", s.measured_attempted},
+                     {"completed_in_window", s.completed_in_window}};
+    j["tps_target"] = c.rate;
+    j["tps_achieved"] = r.window_s > 0 ? static_cast<double>(s.completed_in_window) / r.window_s : 0.0;
+    json lat = json::object();
+    lat["all"] = latencyJson(allLatency(s));
+    for (std::size_t t = 0; t < kTxnCount; ++t)
+      lat[std::string(txnName(static_cast<Txn>(t)))] = latencyJson(s.latency[t]);
+    j["latency_ms"] = lat;
+    j["retransmissions"] = sum(s.retransmissions);
+    j["timeouts"] = sum(s.timeouts);
+    j["duplicate_responses"] = s.duplicate_responses;
+    j["late_responses"] = s.late_responses;
+    j["outstanding_at_end"] = r.outstanding;
+    j["sessions"] = {{"created", s.sessions_created},
+                     {"rejected", s.sessions_rejected},
+                     {"deleted", s.sessions_deleted},
+                     {"up_at_end", r.sgw_sessions_up}};
+    json causes = json::object();
+    for (std::size_t i = 0; i < s.causes.size(); ++i)
+      if (s.causes[i] != 0) causes[std::to_string(i)] = s.causes[i];
+    j["causes"] = causes;
+    json split = json::object();
+    for (std::size_t i = 0; i < s.split.size; ++i)
+      split[addressToString(s.split.addr[i])] = s.split.count[i];
+    if (s.split.other != 0) split["other"] = s.split.other;
+    j["split"] = split;
+    j["schedule"] = {{"starved", s.starved}, {"lagged", r.schedule_lagged}};
+    j["echo_requests_answered_by_sgw"] = s.echo_requests_answered;
+    j["internal_errors"] = s.internal_errors;
+  }
+  if (r.pgw != nullptr) {
+    json pgws = json::object();
+    for (std::size_t i = 0; i < r.pgw->size(); ++i) {
+      const PgwNodeStats& p = (*r.pgw)[i];
+      pgws[addressToString(c.pgw.nodes[i].addr)] = {
+          {"requests",
+           {{"create_session", p.requests[0]},
+            {"modify_bearer", p.requests[1]},
+            {"delete_session", p.requests[2]},
+            {"echo", p.echo_requests}}},
+          {"sessions_created", p.sessions_created},
+          {"sessions_rejected", p.sessions_rejected},
+          {"sessions_deleted", p.sessions_deleted},
+          {"sessions_replaced", p.sessions_replaced},
+          {"sessions_up", p.sessions_up},
+          {"duplicates_answered", p.duplicates},
+          {"dropped", p.dropped},
+          {"delayed", p.delayed},
+          {"delay_queue_full", p.delay_queue_full},
+          {"context_not_found", p.context_not_found},
+          {"no_resources", p.no_resources},
+          {"dup_window_evictions", p.dup_window_evictions},
+          {"internal_errors", p.internal_errors}};
+    }
+    j["pgw"] = pgws;
+  }
+  uint64_t drops = 0;
+  json sockets = json::array();
+  for (const auto& s : r.sockets) {
+    drops += s.drops;
+    sockets.push_back({{"role", s.role},
+                       {"local", toString(s.local)},
+                       {"drops", s.drops},
+                       {"rcvbuf", s.rcvbuf},
+                       {"sndbuf", s.sndbuf}});
+  }
+  j["socket"] = {{"drops", drops},
+                 {"send_full", r.send_full},
+                 {"send_errors", r.send_errors},
+                 {"snmp_rcvbuf_errors_delta", r.snmp_rcvbuf_errors_delta},
+                 {"sockets", sockets}};
+  j["exit_status"] = r.exit_status;
+  return j;
+}
+
+void printSummary(const RunReport& r, std::ostream& out) {
+  const RunConfig& c = *r.config;
+  out << "gtpcp-peer summary (" << (c.sgw_role ? "sgw" : "") << (c.sgw_role && c.pgw_role ? "+" : "")
+      << (c.pgw_role ? "pgw" : "")
+      << (c.sgw_role ? (c.mode == RunMode::kLifecycle ? ", lifecycle" : ", modify-only") : "")
+      << (c.options.relay ? ", through a relay" : "") << ")"
+      << (r.interrupted ? " [interrupted]" : "") << "\n";
+  out << "  elapsed " << fixed(r.elapsed_s, 2) << " s, measured window " << fixed(r.window_s, 2)
+      << " s\n";
+  if (r.sgw != nullptr) {
+    const SgwStats& s = *r.sgw;
+    out << "  transactions        attempted  completed  retrans  timeouts\n";
+    for (std::size_t t = 0; t < kTxnCount; ++t) {
+      char line[160];
+      std::snprintf(line, sizeof line, "    %-16s %10llu %10llu %8llu %9llu\n",
+                    std::string(txnName(static_cast<Txn>(t))).c_str(),
+                    static_cast<unsigned long long>(s.attempted[t]),
+                    static_cast<unsigned long long>(s.completed[t]),
+                    static_cast<unsigned long long>(s.retransmissions[t]),
+                    static_cast<unsigned long long>(s.timeouts[t]));
+      out << line;
+    }
+    const double tps = r.window_s > 0 ? static_cast<double>(s.completed_in_window) / r.window_s : 0;
+    out << "  throughput          " << fixed(tps, 1) << " tx/s achieved (target "
+        << fixed(c.rate, 1) << "), " << s.completed_in_window << " measured completions\n";
+    const LatencyHistogram all = allLatency(s);
+    out << "  latency ms          p50 " << fixed(ms(all.percentile(0.5)), 3) << "  p99 "
+        << fixed(ms(all.percentile(0.99)), 3) << "  p99.9 " << fixed(ms(all.percentile(0.999)), 3)
+        << "  max " << fixed(ms(all.max()), 3) << "  (n=" << all.count() << ")\n";
+    for (std::size_t t = 0; t < kTxnCount; ++t) {
+      const auto& h = s.latency[t];
+      if (h.count() == 0) continue;
+      out << "    " << txnName(static_cast<Txn>(t)) << ": p50 " << fixed(ms(h.percentile(0.5)), 3)
+          << "  p99 " << fixed(ms(h.percentile(0.99)), 3) << "  p99.9 "
+          << fixed(ms(h.percentile(0.999)), 3) << "  max " << fixed(ms(h.max()), 3) << "\n";
+    }
+    out << "  sessions            created " << s.sessions_created << ", rejected "
+        << s.sessions_rejected << ", deleted " << s.sessions_deleted << ", up at end "
+        << r.sgw_sessions_up << "\n";
+    out << "  split by PGW        ";
+    for (std::size_t i = 0; i < s.split.size; ++i)
+      out << (i ? ", " : "") << addressToString(s.split.addr[i]) << " " << s.split.count[i];
+    if (s.split.size == 0) out << "-";
+    out << "\n  causes received     ";
+    bool any = false;
+    for (std::size_t i = 0; i < s.causes.size(); ++i)
+      if (s.causes[i] != 0) {
+        out << (any ? ", " : "") << i << ": " << s.causes[i];
+        any = true;
+      }
+    if (!any) out << "-";
+    out << "\n  responses           duplicate " << s.duplicate_responses << ", late "
+        << s.late_responses << ", outstanding at end " << r.outstanding << "\n";
+    out << "  schedule            starved " << s.starved << ", lagged " << r.schedule_lagged << "\n";
+  }
+  if (r.pgw != nullptr) {
+    for (std::size_t i = 0; i < r.pgw->size(); ++i) {
+      const PgwNodeStats& p = (*r.pgw)[i];
+      out << "  pgw " << addressToString(c.pgw.nodes[i].addr) << "  created " << p.sessions_created
+          << ", rejected " << p.sessions_rejected << ", deleted " << p.sessions_deleted
+          << ", up " << p.sessions_up << ", duplicates " << p.duplicates << ", dropped "
+          << p.dropped << ", delayed " << p.delayed << ", not found " << p.context_not_found
+          << "\n";
+    }
+  }
+  out << "  mismatches          " << r.mismatches.total;
+  for (std::size_t i = 0; i < kMismatchCount; ++i)
+    if (r.mismatches.by_kind[i] != 0)
+      out << "  " << mismatchName(static_cast<Mismatch>(i)) << "=" << r.mismatches.by_kind[i];
+  out << "\n  malformed           " << r.malformed.total;
+  for (std::size_t i = 1; i < MalformedCounters::kErrcCount; ++i)
+    if (r.malformed.by_errc[i] != 0)
+      out << "  " << gtp::errcName(static_cast<gtp::Errc>(i)) << "=" << r.malformed.by_errc[i];
+  uint64_t drops = 0;
+  for (const auto& s : r.sockets) drops += s.drops;
+  out << "\n  socket              drops " << drops << " (SO_RXQ_OVFL), send refused "
+      << r.send_full << ", send errors " << r.send_errors << ", system UDP RcvbufErrors delta "
+      << r.snmp_rcvbuf_errors_delta << "\n";
+  out << "  result              "
+      << (r.exit_status == 0 ? "OK" : "FAILED (timeouts, mismatches or malformed datagrams)")
+      << "\n";
+}
+
+}  // namespace gtpcp::peer

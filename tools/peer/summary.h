@@ -1,0 +1,52 @@
+// The end-of-run summary of the peer emulator: human-readable on stdout and,
+// with --json, machine-readable (the integration tests and the benchmark read
+// it). Built once at the end: allocation is fine here.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/peer/config.h"
+#include "tools/peer/stats.h"
+
+namespace gtpcp::peer {
+
+struct SocketReport {
+  std::string role;  // "sgw" or "pgw"
+  Endpoint local{};
+  uint64_t drops = 0;  // SO_RXQ_OVFL
+  int rcvbuf = 0;
+  int sndbuf = 0;
+};
+
+struct RunReport {
+  const RunConfig* config = nullptr;
+  const SgwStats* sgw = nullptr;                // null without the SGW role
+  const std::vector<PgwNodeStats>* pgw = nullptr;  // null without the PGW role
+  MismatchCounters mismatches;
+  MalformedCounters malformed;
+  double elapsed_s = 0;       // whole run
+  double window_s = 0;        // the measured window
+  uint64_t sgw_sessions_up = 0;   // at the end, as the SGWs see them
+  uint64_t outstanding = 0;       // requests still unanswered at the end
+  uint64_t schedule_lagged = 0;   // tokens the emulator itself could not issue in time
+  uint64_t send_full = 0;         // datagrams refused by a full socket buffer
+  uint64_t send_errors = 0;
+  int64_t snmp_rcvbuf_errors_delta = -1;  // system-wide, -1: unknown
+  std::vector<SocketReport> sockets;
+  bool interrupted = false;
+  int exit_status = 0;
+};
+
+// 0 when nothing went wrong (no timeout, mismatch or malformed datagram;
+// expected rejections are fine), else 1.
+int exitStatusOf(const RunReport& r) noexcept;
+
+nlohmann::json toJson(const RunReport& r);
+void printSummary(const RunReport& r, std::ostream& out);
+
+}  // namespace gtpcp::peer
