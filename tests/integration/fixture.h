@@ -1,0 +1,77 @@
+// The base of every integration test of the data path: a loopback /24 of the
+// test's own, the group (when the test starts one), the emulator runs, and,
+// when the test fails, everything needed to understand it from CI output
+// alone: the launcher's output, `gtpcp status`, the logs of the run directory
+// and the emulator's summary. TearDown stops the group and checks that none of
+// its shared memory is left in /dev/shm.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/peer.h"
+#include "tests/support/test_group.h"
+
+namespace gtpcp::integration {
+
+// Host numbers in the test's /24.
+inline constexpr uint8_t kProxyHost = 1;
+inline constexpr uint8_t kSgwHosts[] = {11, 12};
+inline constexpr uint8_t kPgwHosts[] = {21, 22, 23, 24, 25};
+
+class DataPathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    net_ = testing::freeSubnet({kProxyHost, 11, 12, 21, 22, 23, 24, 25, 30});
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      std::string text;
+      for (const auto& n : notes_) text += n + "\n";
+      if (group_) text += group_->diagnostics();
+      std::fprintf(stderr, "==== diagnostics of the failed test\n%s==== end of diagnostics\n", text.c_str());
+    }
+    if (group_) {
+      group_->stop();
+      EXPECT_TRUE(group_->sharedMemoryObjects().empty())
+          << "shared memory left in /dev/shm: " << ::testing::PrintToString(group_->sharedMemoryObjects());
+    }
+  }
+
+  // A group on the test's proxy address (net_.ip(1)); options.address is set.
+  testing::TestGroup& makeGroup(testing::GroupOptions options) {
+    options.address = net_.addr(kProxyHost);
+    group_ = std::make_unique<testing::TestGroup>(options);
+    return *group_;
+  }
+  // makeGroup() and `gtpcp start`, asserting that it serves.
+  testing::TestGroup& startGroup(const testing::GroupOptions& options) {
+    makeGroup(options);
+    EXPECT_TRUE(group_->start()) << "gtpcp start failed";
+    return *group_;
+  }
+
+  // Runs the emulator against the group and keeps its output for the
+  // failure report.
+  testing::PeerResult runPeer(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+                              const std::string& name = "peer") {
+    testing::PeerResult r = testing::runPeer(args, group_ ? group_->dir().path() : tmp_.path(), timeout, name);
+    note(r.describe());
+    return r;
+  }
+  void note(const std::string& text) { notes_.push_back(text); }
+
+  std::string ip(uint8_t host) const { return net_.ip(host); }
+  std::string proxy() const { return net_.ip(kProxyHost); }
+
+  testing::Subnet net_;
+  std::unique_ptr<testing::TestGroup> group_;
+  testing::TempDir tmp_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace gtpcp::integration

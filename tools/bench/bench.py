@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""gtpcp bench: what the data path costs, measured on this machine.
+
+Starts a gtpcp group on loopback, drives it with gtpcp-peer (SGW and PGW
+emulation) in modify-only mode, and prints:
+
+  * the highest Modify Bearer rate sustained with zero errors (no timeout, no
+    mismatch, no socket drop, >= 98% of the target rate achieved),
+  * latency p50 / p99 / p99.9 at 90% of that rate,
+  * the proxy's CPU time per transaction: the forwarder's and the workers'
+    run time from /proc/<pid>/task/*/schedstat, over the 90% run,
+  * the same emulator through gtpcp-relay, a bare UDP relay (recvmmsg /
+    sendmmsg, no parsing, no state), at the same rate: the floor, and the
+    ratio of the two.
+
+Then the codec micro-benchmarks. The emulator runs on the same cores as the
+proxy, so the highest rate is the machine's, not the proxy's alone; CPU per
+transaction is the figure that compares across machines.
+
+Every run is bounded in time; every process it starts is stopped by PID.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Addresses of this benchmark, apart from the defaults of hand-run tools.
+PROXY = "127.201.0.1"
+SGWS = ["127.201.0.11", "127.201.0.12"]
+PGW = "127.201.0.21"
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def cpu_ns(pid):
+    """Run time of every thread of `pid`, in ns (schedstat's first field)."""
+    total = 0
+    task_dir = f"/proc/{pid}/task"
+    for tid in os.listdir(task_dir):
+        try:
+            with open(f"{task_dir}/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
+class Group:
+    def __init__(self, bin_dir, workers, work):
+        self.bin = bin_dir
+        self.dir = work
+        self.config = os.path.join(work, "gtpcp.yaml")
+        with open(os.path.join(work, "routing.yaml"), "w") as f:
+            f.write(f"version: 1\npools:\n  bench:\n    gateways:\n      - {{name: pgw, address: {PGW}}}\n"
+                    "rules:\n  - name: all\n    pool: bench\n")
+        with open(self.config, "w") as f:
+            f.write(f"group: bench{os.getpid()}\nrun_dir: {work}/run\nworkers: {workers}\n"
+                    f"routing: routing.yaml\nlog:\n  level: warn\ngtpc:\n  access:\n    ipv4: {PROXY}\n"
+                    "rings:\n  priority_slots: 65536\n  new_slots: 16384\n")
+
+    def gtpcp(self, *args):
+        return subprocess.run([os.path.join(self.bin, "gtpcp"), "-c", self.config, *args],
+                              capture_output=True, text=True, timeout=60)
+
+    def start(self):
+        r = self.gtpcp("start")
+        if r.returncode != 0:
+            raise RuntimeError("gtpcp start failed:\n" + r.stdout + r.stderr)
+        startup = r.stdout.strip().splitlines()[-1]
+        status = json.loads(self.gtpcp("status", "--json").stdout)
+        self.pids = [p["pid"] for p in status["processes"] if p["pid"]]
+        return startup
+
+    def cpu_ns(self):
+        return sum(cpu_ns(p) for p in self.pids)
+
+    def stop(self):
+        self.gtpcp("stop")
+
+
+class Relay:
+    def __init__(self, bin_dir):
+        self.proc = subprocess.Popen(
+            [os.path.join(bin_dir, "gtpcp-relay"), "--listen", PROXY, "--upstream", PGW,
+             "--pairs", ",".join(SGWS)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.pids = [self.proc.pid]
+        time.sleep(0.2)  # it binds before its first poll; a failed bind exits at once
+        if self.proc.poll() is not None:
+            raise RuntimeError("gtpcp-relay did not start")
+
+    def cpu_ns(self):
+        return cpu_ns(self.proc.pid)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def run_peer(bin_dir, rate, duration, subscribers, relay, work, target):
+    """One modify-only run; returns (summary dict, CPU ns of `target` during it)."""
+    out = os.path.join(work, "peer.json")
+    args = [os.path.join(bin_dir, "gtpcp-peer"), "--proxy", PROXY, "--sgw", ",".join(SGWS), "--pgw", PGW,
+            "--mode", "modify-only", "--subscribers", str(subscribers), "--rate", str(rate),
+            "--setup-rate", "5000", "--duration", str(duration), "--t3-ms", "1000", "--n3", "1",
+            "--json", out]
+    if relay:
+        args.append("--relay")
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # The CPU of the whole run, attach and detach included: measure()
+    # subtracts what calibrate() measured for those alone.
+    before = target.cpu_ns()
+    try:
+        proc.wait(timeout=duration + 60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise RuntimeError("gtpcp-peer did not finish")
+    after = target.cpu_ns()
+    with open(out) as f:
+        summary = json.load(f)
+    return summary, after - before
+
+
+def ok(summary, rate):
+    # Sustained: no error of any kind, the rate achieved, and the emulator
+    # never fell behind its own schedule (which is where queueing starts).
+    return (summary["timeouts"] == 0 and summary["mismatches"]["total"] == 0
+            and summary["malformed"]["total"] == 0 and summary["socket"]["drops"] == 0
+            and summary["schedule"]["lagged"] == 0 and summary["tps_achieved"] >= 0.98 * rate)
+
+
+def modifies(summary):
+    return summary["transactions"]["modify_bearer"]["completed"]
+
+
+def measure(bin_dir, target, rate, duration, subscribers, relay, work, setup_cost_ns):
+    summary, ns = run_peer(bin_dir, rate, duration, subscribers, relay, work, target)
+    n = modifies(summary)
+    per_txn_us = (ns - setup_cost_ns) / n / 1000 if n else float("nan")
+    return summary, per_txn_us
+
+
+def calibrate(bin_dir, target, subscribers, relay, work):
+    """CPU of attaching and detaching `subscribers` with no modify window."""
+    summary, ns = run_peer(bin_dir, 1000, 0, subscribers, relay, work, target)
+    return ns
+
+
+def find_max(bin_dir, target, rates, duration, subscribers, relay, work, deadline):
+    best, first_bad = None, None
+    for rate in rates:
+        if time.monotonic() > deadline:
+            break
+        summary, _ = run_peer(bin_dir, rate, duration, subscribers, relay, work, target)
+        good = ok(summary, rate)
+        log(f"    {rate:>7} tx/s target: {summary['tps_achieved']:>9.0f} achieved, "
+            f"p99 {summary['latency_ms']['modify_bearer']['p99']:.3f} ms, timeouts {summary['timeouts']}, "
+            f"drops {summary['socket']['drops']} -> {'ok' if good else 'over'}")
+        if good:
+            best = rate
+        else:
+            first_bad = rate
+            break
+    # Two halvings between the last good and the first bad rate.
+    lo, hi = best, first_bad
+    for _ in range(2):
+        if lo is None or hi is None or time.monotonic() > deadline:
+            break
+        mid = (lo + hi) // 2
+        summary, _ = run_peer(bin_dir, mid, duration, subscribers, relay, work, target)
+        good = ok(summary, mid)
+        log(f"    {mid:>7} tx/s target: {summary['tps_achieved']:>9.0f} achieved -> {'ok' if good else 'over'}")
+        lo, hi = (mid, hi) if good else (lo, mid)
+    return lo
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "release", "bin"))
+    ap.add_argument("--workers", type=int, default=1, help="workers of the group (default 1: per-core figures)")
+    ap.add_argument("--duration", type=float, default=3.0, help="seconds per rate step")
+    ap.add_argument("--subscribers", type=int, default=5000)
+    ap.add_argument("--rates", default="5000,10000,15000,20000,25000,30000,40000")
+    ap.add_argument("--budget", type=float, default=240, help="seconds for the whole search")
+    ap.add_argument("--no-codec", action="store_true")
+    args = ap.parse_args()
+    rates = [int(r) for r in args.rates.split(",")]
+    work = tempfile.mkdtemp(prefix="gtpcp-bench-")
+    deadline = time.monotonic() + args.budget
+    try:
+        log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), modify-only, "
+            f"{args.subscribers} subscribers, {args.duration:.0f} s per step")
+        group = Group(args.bin, args.workers, work)
+        log("  " + group.start())
+        try:
+            log("  proxy: searching the highest error-free Modify Bearer rate")
+            top = find_max(args.bin, group, rates, args.duration, args.subscribers, False, work, deadline)
+            if top is None:
+                raise RuntimeError("not even the lowest rate ran without errors")
+            at = int(top * 0.9)
+            setup = calibrate(args.bin, group, args.subscribers, False, work)
+            proxy, proxy_us = measure(args.bin, group, at, args.duration * 2, args.subscribers, False, work, setup)
+        finally:
+            group.stop()
+        relay = Relay(args.bin)
+        try:
+            relay_setup = calibrate(args.bin, relay, args.subscribers, True, work)
+            floor, relay_us = measure(args.bin, relay, at, args.duration * 2, args.subscribers, True, work,
+                                      relay_setup)
+        finally:
+            relay.stop()
+
+        lat = proxy["latency_ms"]["modify_bearer"]
+        flat = floor["latency_ms"]["modify_bearer"]
+        log("")
+        log(f"  highest error-free Modify Bearer rate: {top} tx/s (emulator and proxy share the machine)")
+        log(f"  at 90% of it ({at} tx/s, {modifies(proxy)} transactions):")
+        log(f"    proxy  latency p50 {lat['p50']:.3f} ms  p99 {lat['p99']:.3f} ms  p99.9 {lat['p99_9']:.3f} ms")
+        log(f"    relay  latency p50 {flat['p50']:.3f} ms  p99 {flat['p99']:.3f} ms  p99.9 {flat['p99_9']:.3f} ms")
+        log(f"    proxy  CPU {proxy_us:.2f} us per Modify Bearer transaction (forwarder + workers)"
+            f" = {1e6 / proxy_us:,.0f} transactions per CPU-second")
+        log(f"    relay  CPU {relay_us:.2f} us per transaction (bare recvmmsg/sendmmsg relay)")
+        log(f"    ratio  proxy / relay = {proxy_us / relay_us:.2f}")
+        result = {"top_rate": top, "rate_90": at, "proxy": {"cpu_us_per_txn": proxy_us, "latency_ms": lat},
+                  "relay": {"cpu_us_per_txn": relay_us, "latency_ms": flat}, "ratio": proxy_us / relay_us}
+        with open(os.path.join(ROOT, "build", "bench-datapath.json"), "w") as f:
+            json.dump(result, f, indent=2)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    if not args.no_codec:
+        log("")
+        log("  codec (Google Benchmark, median of 5):")
+        r = subprocess.run([os.path.join(args.bin, "gtpcp-bench-codec"), "--benchmark_repetitions=5",
+                            "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+                           capture_output=True, text=True, timeout=300)
+        for b in json.loads(r.stdout)["benchmarks"]:
+            if b.get("aggregate_name") == "median":
+                log(f"    {b['run_name']:<42} {b['real_time']:8.1f} ns")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except RuntimeError as e:
+        print(f"gtpcp bench: {e}", file=sys.stderr)
+        sys.exit(1)
