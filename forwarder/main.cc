@@ -9,6 +9,7 @@
 
 #include "common/config/check.h"
 #include "common/config/instance.h"
+#include "common/group/affinity.h"
 #include "common/group/from_config.h"
 #include "common/log/log.h"
 #include "forwarder/lib/forwarder.h"
@@ -46,6 +47,11 @@ int main(int argc, char** argv) {
   options.sockets = gtpcp::group::socketPlanOf(*config);
   options.recovery = config->gtpc.recovery;
 
+  if (auto e = gtpcp::group::pinToCpu(config->cpu.forwarder); !e.empty()) {
+    spdlog::critical("cpu.forwarder: {}", e);
+    gtpcp::log::shutdown();
+    return 1;
+  }
   auto forwarder = gtpcp::forwarder::Forwarder::open(options);
   if (!forwarder) {
     spdlog::critical("cannot start: {}", forwarder.error());

@@ -10,6 +10,7 @@
 #include "common/config/check.h"
 #include "common/config/instance.h"
 #include "common/config/routing.h"
+#include "common/group/affinity.h"
 #include "common/group/from_config.h"
 #include "common/log/log.h"
 #include "workers/lib/worker_runtime.h"
@@ -64,6 +65,11 @@ int main(int argc, char** argv) {
   options.proxy.sockets = gtpcp::group::socketPlanOf(*config);
   options.proxy.transaction_timeout_ns = uint64_t{config->timers.transaction_lifetime_ms} * 1'000'000;
 
+  if (auto e = gtpcp::group::pinToCpu(config->workerCpu(index)); !e.empty()) {
+    spdlog::critical("cpu.workers[{}]: {}", index, e);
+    gtpcp::log::shutdown();
+    return 1;
+  }
   auto worker = gtpcp::worker::WorkerRuntime::open(options, *routing);
   if (!worker) {
     spdlog::critical("cannot start: {}", worker.error());
