@@ -29,7 +29,7 @@ done
 # Build dependencies (every command), then what only the tests use.
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config python3 libexpected-dev nlohmann-json3-dev
                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libboost-dev
-                libyaml-cpp-dev)
+                libyaml-cpp-dev libspdlog-dev libfmt-dev)
 TEST_PACKAGES=(tshark clang libclang-rt-14-dev)
 
 missing_packages() {

@@ -11,7 +11,12 @@ emulation) in modify-only mode, and prints:
     run time from /proc/<pid>/task/*/schedstat, over the 90% run,
   * the same emulator through gtpcp-relay, a bare UDP relay (recvmmsg /
     sendmmsg, no parsing, no state), at the same rate: the floor, and the
-    ratio of the two.
+    ratio of the two,
+  * the floors under those latencies, measured in the same run: the emulator
+    talking to itself (SGW straight to PGW, no process between) at the same
+    rate, and the wall time each CPU loses to the host (gtpcp-cpu-stalls,
+    before any load). No process on this machine can have a p99 below what
+    those allow.
 
 Then the codec micro-benchmarks. The emulator runs on the same cores as the
 proxy, so the highest rate is the machine's, not the proxy's alone; CPU per
@@ -109,14 +114,30 @@ class Relay:
             self.proc.wait()
 
 
-def run_peer(bin_dir, rate, duration, subscribers, relay, work, target):
-    """One modify-only run; returns (summary dict, CPU ns of `target` during it)."""
+class Nothing:
+    """No process between SGW and PGW: the emulator's own floor."""
+    pids = []
+
+    def cpu_ns(self):
+        return 0
+
+
+def cpu_stalls(bin_dir, seconds=3):
+    r = subprocess.run([os.path.join(bin_dir, "gtpcp-cpu-stalls"), str(seconds)],
+                       capture_output=True, text=True, timeout=seconds + 30)
+    return json.loads(r.stdout)
+
+
+def run_peer(bin_dir, rate, duration, subscribers, relay, work, target, direct=False):
+    """One modify-only run; returns (summary dict, CPU ns of `target` during it).
+
+    direct: the SGW sends straight to the PGW, no process between."""
     out = os.path.join(work, "peer.json")
-    args = [os.path.join(bin_dir, "gtpcp-peer"), "--proxy", PROXY, "--sgw", ",".join(SGWS), "--pgw", PGW,
+    args = [os.path.join(bin_dir, "gtpcp-peer"), "--proxy", PGW if direct else PROXY, "--sgw", ",".join(SGWS), "--pgw", PGW,
             "--mode", "modify-only", "--subscribers", str(subscribers), "--rate", str(rate),
             "--setup-rate", "5000", "--duration", str(duration), "--t3-ms", "1000", "--n3", "1",
             "--json", out]
-    if relay:
+    if relay or direct:
         args.append("--relay")
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     # The CPU of the whole run, attach and detach included: measure()
@@ -193,7 +214,7 @@ def main():
     ap.add_argument("--workers", type=int, default=1, help="workers of the group (default 1: per-core figures)")
     ap.add_argument("--duration", type=float, default=3.0, help="seconds per rate step")
     ap.add_argument("--subscribers", type=int, default=5000)
-    ap.add_argument("--rates", default="5000,10000,15000,20000,25000,30000,40000")
+    ap.add_argument("--rates", default="5000,10000,20000,30000,40000,50000,60000,80000")
     ap.add_argument("--budget", type=float, default=240, help="seconds for the whole search")
     ap.add_argument("--no-codec", action="store_true")
     args = ap.parse_args()
@@ -203,6 +224,11 @@ def main():
     try:
         log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), modify-only, "
             f"{args.subscribers} subscribers, {args.duration:.0f} s per step")
+        stalls = cpu_stalls(args.bin)
+        for c in stalls["cpus"]:
+            log(f"  CPU {c['cpu']}: {c['stalls']['500us']['lost_pct']:.2f}% of wall time lost in host stalls "
+                f">= 0.5 ms ({c['stalls']['500us']['count']} in {stalls['seconds']:.0f} s, longest "
+                f"{c['longest_ms']:.1f} ms)")
         group = Group(args.bin, args.workers, work)
         log("  " + group.start())
         try:
@@ -223,19 +249,26 @@ def main():
         finally:
             relay.stop()
 
+        direct, _ = run_peer(args.bin, at, args.duration * 2, args.subscribers, False, work, Nothing(),
+                             direct=True)
+
         lat = proxy["latency_ms"]["modify_bearer"]
         flat = floor["latency_ms"]["modify_bearer"]
+        dlat = direct["latency_ms"]["modify_bearer"]
         log("")
         log(f"  highest error-free Modify Bearer rate: {top} tx/s (emulator and proxy share the machine)")
         log(f"  at 90% of it ({at} tx/s, {modifies(proxy)} transactions):")
         log(f"    proxy  latency p50 {lat['p50']:.3f} ms  p99 {lat['p99']:.3f} ms  p99.9 {lat['p99_9']:.3f} ms")
         log(f"    relay  latency p50 {flat['p50']:.3f} ms  p99 {flat['p99']:.3f} ms  p99.9 {flat['p99_9']:.3f} ms")
+        log(f"    direct latency p50 {dlat['p50']:.3f} ms  p99 {dlat['p99']:.3f} ms  p99.9 {dlat['p99_9']:.3f} ms"
+            " (emulator alone, SGW straight to PGW)")
         log(f"    proxy  CPU {proxy_us:.2f} us per Modify Bearer transaction (forwarder + workers)"
             f" = {1e6 / proxy_us:,.0f} transactions per CPU-second")
         log(f"    relay  CPU {relay_us:.2f} us per transaction (bare recvmmsg/sendmmsg relay)")
         log(f"    ratio  proxy / relay = {proxy_us / relay_us:.2f}")
         result = {"top_rate": top, "rate_90": at, "proxy": {"cpu_us_per_txn": proxy_us, "latency_ms": lat},
-                  "relay": {"cpu_us_per_txn": relay_us, "latency_ms": flat}, "ratio": proxy_us / relay_us}
+                  "relay": {"cpu_us_per_txn": relay_us, "latency_ms": flat}, "ratio": proxy_us / relay_us,
+                  "direct": {"latency_ms": dlat}, "cpu_stalls": stalls}
         with open(os.path.join(ROOT, "build", "bench-datapath.json"), "w") as f:
             json.dump(result, f, indent=2)
     finally:
