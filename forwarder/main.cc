@@ -46,6 +46,13 @@ int main(int argc, char** argv) {
   options.socket_buffer_bytes = static_cast<int>(config->gtpc.socket_buffer_bytes);
   options.sockets = gtpcp::group::socketPlanOf(*config);
   options.recovery = config->gtpc.recovery;
+  auto routing = gtpcp::config::loadRoutingDocument(config->routing.resolved);
+  if (!routing) {
+    spdlog::critical("{}", routing.error().toString());
+    gtpcp::log::shutdown();
+    return 1;
+  }
+  options.routing = &*routing;
 
   if (auto e = gtpcp::group::pinToCpu(config->cpu.forwarder); !e.empty()) {
     spdlog::critical("cpu.forwarder: {}", e);

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   options.egress_slots = rings.egress;
   options.per_partition = config->sessions.per_partition.effective;
   options.transactions = config->sessions.transactions.effective;
+  options.answer_cache_bytes = config->sessions.answer_cache_bytes;
   options.batch = config->rings.batch;
   options.proxy.workers = config->workers;
   options.proxy.index = index;

@@ -166,10 +166,17 @@ constexpr KeyInfo kKeys[] = {
    .store = [](InstanceConfig& c, const KeyValue& v) { c.sessions.per_partition.configured = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.sessions.per_partition.effective); }},
   {.path = "sessions.transactions", .type = KeyType::kInteger, .min = 1024, .max = 4194304,
-   .default_value = "65536", .flags = KeyInfo::kPowerOfTwo,
-   .doc = "In-flight transactions of each worker.",
+   .default_value = "524288", .flags = KeyInfo::kPowerOfTwo,
+   .doc = "Transactions of each worker: a request is held from its arrival until T3 x (N3 + 1) later, "
+          "answered or not, so size it to requests per second per worker x that lifetime.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.sessions.transactions.configured = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.sessions.transactions.effective); }},
+  {.path = "sessions.answer_cache_bytes", .type = KeyType::kInteger, .min = 1048576, .max = 4294967296,
+   .default_value = "33554432",
+   .doc = "Octets of each worker's cache of answers, replayed to retransmitted requests: answers per second "
+          "per worker x average answer size x T3 x (N3 + 1).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.sessions.answer_cache_bytes = static_cast<uint64_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.sessions.answer_cache_bytes); }},
 
   {.path = "cpu", .type = KeyType::kSection, .doc = "CPU pinning."},
   {.path = "cpu.forwarder", .type = KeyType::kInteger, .min = -1, .max = 1023, .default_value = "-1",

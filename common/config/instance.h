@@ -140,6 +140,7 @@ struct InstanceConfig {
   struct Sessions {
     PowerOfTwo per_partition;
     PowerOfTwo transactions;
+    uint64_t answer_cache_bytes = 0;
   } sessions;
 
   struct Cpu {

@@ -28,7 +28,9 @@ constexpr std::size_t kMaxImsiDigits = 15;
 constexpr std::size_t kMaxEntries = 65535;  // pools, gateways and rules are uint16 indices
 constexpr int64_t kMaxWeight = 1000;
 
-constexpr std::string_view kTopKeys[] = {"version", "pools", "rules"};
+constexpr std::string_view kTopKeys[] = {"version", "pools", "rules", "health_check", "failover"};
+constexpr std::string_view kHealthCheckKeys[] = {"interval_ms", "misses", "restart_notify_rate"};
+constexpr std::string_view kFailoverKeys[] = {"response_timeout_ms", "attempts", "try_another", "when_exhausted"};
 constexpr std::string_view kPoolKeys[] = {"gateways"};
 constexpr std::string_view kGatewayKeys[] = {"name", "address", "port", "weight"};
 constexpr std::string_view kRuleKeys[] = {"name", "match", "pool"};
@@ -181,6 +183,8 @@ class RoutingParser {
     if (version != nullptr) parseVersion(*version);
     if (pools != nullptr) parsePools(*pools);
     if (rules != nullptr) parseRules(*rules);
+    if (const MapEntry* e = findEntry(top, "health_check")) parseHealthCheck(*e);
+    if (const MapEntry* e = findEntry(top, "failover")) parseFailover(*e);
     if (!diag_.empty()) return tl::unexpected(diag_.take());
     normalise();
     return std::move(table_);
@@ -367,6 +371,70 @@ class RoutingParser {
       return;
     }
     table_.gateways_.push_back(std::move(gw));
+  }
+
+  void parseHealthCheck(const MapEntry& e) {
+    if (e.value.IsNull()) return;  // every key commented out: the defaults
+    if (!expectMap(e.value, e.line, e.path, "a mapping of interval_ms, misses, restart_notify_rate")) return;
+    HealthCheck& h = table_.health_check_;
+    for (const MapEntry& k : knownEntries(e.value, e.path, kHealthCheckKeys)) {
+      if (k.key == "interval_ms") {
+        // 0 turns Echo off; otherwise at least 100 ms (TS 29.274 §7.1 asks
+        // for no more than one Echo Request a minute per peer; operators
+        // choose faster detection knowingly).
+        if (auto v = readInteger(k.value, k.line, k.path, 0, 3'600'000, diag_)) {
+          if (*v != 0 && *v < 100)
+            diag_.error(k.line, k.path, std::to_string(*v) + " is below 100 (0 turns health checks off)");
+          h.interval_ms = static_cast<uint32_t>(*v);
+        }
+      } else if (k.key == "misses") {
+        if (auto v = readInteger(k.value, k.line, k.path, 1, 100, diag_)) h.misses = static_cast<uint32_t>(*v);
+      } else if (auto v = readInteger(k.value, k.line, k.path, 1, 1'000'000, diag_)) {
+        h.restart_notify_rate = static_cast<uint32_t>(*v);
+      }
+    }
+  }
+
+  void parseFailover(const MapEntry& e) {
+    if (e.value.IsNull()) return;
+    if (!expectMap(e.value, e.line, e.path,
+                   "a mapping of response_timeout_ms, attempts, try_another, when_exhausted"))
+      return;
+    Failover& f = table_.failover_;
+    for (const MapEntry& k : knownEntries(e.value, e.path, kFailoverKeys)) {
+      if (k.key == "response_timeout_ms") {
+        if (auto v = readInteger(k.value, k.line, k.path, 0, 60'000, diag_)) {
+          if (*v != 0 && *v < 50)
+            diag_.error(k.line, k.path, std::to_string(*v) + " is below 50 (0 turns failover on silence off)");
+          f.response_timeout_ms = static_cast<uint32_t>(*v);
+        }
+      } else if (k.key == "attempts") {
+        if (auto v = readInteger(k.value, k.line, k.path, 1, 4, diag_)) f.attempts = static_cast<uint8_t>(*v);
+      } else if (k.key == "try_another") {
+        if (k.value.IsNull()) continue;
+        if (!k.value.IsSequence()) {
+          diag_.error(k.line, k.path, "expected a list of cause values, found " + std::string(kindOf(k.value)));
+          continue;
+        }
+        for (std::size_t i = 0; i < k.value.size(); ++i) {
+          // Rejections only: an accepted session cannot be moved elsewhere.
+          const std::string path = indexKey(k.path, i);
+          const int line = lineOf(k.value[i]) ? lineOf(k.value[i]) : k.line;
+          if (auto v = readInteger(k.value[i], line, path, 64, 255, diag_))
+            f.try_another[static_cast<std::size_t>(*v >> 6)] |= uint64_t{1} << (*v & 63);
+        }
+      } else if (const std::string* text = readScalar(k.value, k.line, k.path, "a word", diag_)) {
+        if (*text == "remote_peer_not_responding") {
+          f.when_exhausted = Failover::WhenExhausted::kRemotePeerNotResponding;
+        } else if (*text == "no_resources_available") {
+          f.when_exhausted = Failover::WhenExhausted::kNoResourcesAvailable;
+        } else {
+          diag_.error(k.line, k.path,
+                      quote(*text) + " is not remote_peer_not_responding (cause 100) or no_resources_available "
+                                     "(cause 73)");
+        }
+      }
+    }
   }
 
   void parseRules(const MapEntry& e) {
@@ -752,6 +820,15 @@ class RoutingParser {
       for (const Cidr6& c : m.sgw_ipv6) v.push_back(cidrText(c));
       line("sgw_address", std::exchange(v, {}));
     }
+    const HealthCheck& h = table_.health_check_;
+    out += "health_check " + std::to_string(h.interval_ms) + " " + std::to_string(h.misses) + " " +
+           std::to_string(h.restart_notify_rate) + "\n";
+    const Failover& f = table_.failover_;
+    out += "failover " + std::to_string(f.response_timeout_ms) + " " + std::to_string(f.attempts) + " " +
+           (f.when_exhausted == Failover::WhenExhausted::kRemotePeerNotResponding ? "100" : "73");
+    for (unsigned c = 0; c < 256; ++c)
+      if (f.triesAnother(static_cast<uint8_t>(c))) out += " " + std::to_string(c);
+    out += "\n";
     table_.hash_ = fnv1a64(out);
     table_.normalised_ = std::move(out);
   }

@@ -6,6 +6,9 @@
 //   pools:   { <pool>: { gateways: [ {name, address, port = 2123, weight = 1}, ... ] } }
 //   rules:   [ {name, match: {apn, imsi_prefix, imsi_range, serving_network,
 //                             rat_type, sgw_address}, pool}, ... ]
+//   health_check: {interval_ms = 5000, misses = 3, restart_notify_rate = 1000}
+//   failover: {response_timeout_ms = 2000, attempts = 3, try_another = [],
+//              when_exhausted = remote_peer_not_responding}
 // Rules are tried in order and the first that matches wins. Within `match`
 // every criterion given must match (AND); within a criterion's list any entry
 // may (OR). A rule without `match` matches every session, so rules after it
@@ -108,6 +111,32 @@ struct Rule {
   int line = 0;
 };
 
+// Echo Requests to every gateway of the document (TS 29.274 §7.1): a gateway
+// is down after `misses` intervals without an answer, up again on an answer.
+// A changed Recovery value means the gateway restarted and lost its
+// sessions; each worker then tells the SGWs of its sessions there, at most
+// `restart_notify_rate` per second.
+struct HealthCheck {
+  uint32_t interval_ms = 5000;        // 0: no Echo Requests, every gateway counts as up
+  uint32_t misses = 3;
+  uint32_t restart_notify_rate = 1000;
+};
+
+// What happens to a Create Session Request its gateway does not accept.
+struct Failover {
+  enum class WhenExhausted : uint8_t { kRemotePeerNotResponding, kNoResourcesAvailable };
+  uint32_t response_timeout_ms = 2000;  // 0: no failover on silence (the SGW's T3/N3 decide)
+  uint8_t attempts = 3;                 // gateways tried per request, the first included (1..4)
+  std::array<uint64_t, 4> try_another{};  // bit c set: cause c sends the request to the next gateway
+  WhenExhausted when_exhausted = WhenExhausted::kRemotePeerNotResponding;
+
+  bool triesAnother(uint8_t cause) const noexcept { return (try_another[cause >> 6] >> (cause & 63)) & 1; }
+  // The cause the SGW gets when no gateway is left (TS 29.274 Table 8.4-1).
+  uint8_t exhaustedCause() const noexcept {
+    return when_exhausted == WhenExhausted::kRemotePeerNotResponding ? 100 : 73;
+  }
+};
+
 // What a worker extracted from a Create Session Request. The views must stay
 // valid during select().
 struct SessionKey {
@@ -145,6 +174,8 @@ class RoutingTable {
   std::span<const Gateway> gatewaysOf(uint16_t index) const noexcept;
   std::optional<uint16_t> findPool(std::string_view name) const noexcept;
   std::optional<uint16_t> findGateway(std::string_view name) const noexcept;
+  const HealthCheck& healthCheck() const noexcept { return health_check_; }
+  const Failover& failover() const noexcept { return failover_; }
 
   uint32_t schemaVersion() const noexcept { return schema_version_; }
   // FNV-1a 64 of the normalised document: independent of comments, layout,
@@ -164,6 +195,8 @@ class RoutingTable {
   std::vector<Gateway> gateways_;
   std::vector<Pool> pools_;
   std::vector<Rule> rules_;
+  HealthCheck health_check_;
+  Failover failover_;
   std::string normalised_;
   uint64_t hash_ = 0;
 };

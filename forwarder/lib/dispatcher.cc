@@ -2,6 +2,7 @@
 
 #include "common/group/meta.h"
 #include "forwarder/lib/classify.h"
+#include "forwarder/lib/health.h"
 #include "forwarder/lib/replies.h"
 
 namespace gtpcp::forwarder {
@@ -54,6 +55,8 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
       return;
     case Route::kEchoResponse:
       counters_.echo_responses.add();
+      if (health_ == nullptr || !health_->onEchoResponse(group::peerOf(meta), bytes))
+        counters_.echo_responses_unmatched.add();
       return;
     case Route::kGtpv1:
       if (c.message_type == 1) {

@@ -32,6 +32,8 @@ struct WorkerPorts {
   bool dirty = false;    // pushed to since the last flush()
 };
 
+class GatewayHealth;
+
 class Dispatcher {
  public:
   Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, ReplySink& replies) noexcept;
@@ -41,6 +43,8 @@ class Dispatcher {
   // After a batch: makes what was pushed visible and wakes the workers that
   // got something. One release store and at most one wake-up per ring.
   void flush() noexcept;
+  // Where Echo Responses go (the forwarder's health checks); none: counted only.
+  void setHealth(GatewayHealth* health) noexcept { health_ = health; }
 
  private:
   void reply(const ring::DatagramMeta& meta, std::size_t length) noexcept;
@@ -49,6 +53,7 @@ class Dispatcher {
   ForwarderShm& shm_;
   ForwarderCounters& counters_;
   ReplySink& replies_;
+  GatewayHealth* health_ = nullptr;
   gtp::v2::Message scratch_;
   std::array<uint8_t, 128> reply_buffer_{};
 };

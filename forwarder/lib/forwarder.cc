@@ -246,6 +246,8 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   f->rx_ = std::make_unique<ReceiveBuffers>(options.batch);
   f->rx_->overflow.assign(f->sockets_.size(), 0);
   f->sender_ = std::make_unique<Sender>(f->sockets_, options.batch, *f->shm_);
+  if (options.routing != nullptr)
+    f->health_ = std::make_unique<GatewayHealth>(*options.routing, options.sockets, *f->shm_, monotonicNs());
   return f;
 }
 
@@ -339,8 +341,19 @@ void Forwarder::sleep() noexcept {
   shm_->sleeping.store(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!egressPending()) {
+    // Until the next Echo Request is due, at most kSleepMs.
+    int timeout_ms = kSleepMs;
+    if (health_ != nullptr) {
+      const uint64_t now = monotonicNs();
+      const uint64_t due = health_->nextDue();
+      if (due <= now) {
+        timeout_ms = 0;
+      } else if (due - now < uint64_t{kSleepMs} * 1'000'000) {
+        timeout_ms = static_cast<int>((due - now + 999'999) / 1'000'000);
+      }
+    }
     epoll_event events[8];
-    epoll_wait(epoll_, events, 8, kSleepMs);
+    epoll_wait(epoll_, events, 8, timeout_ms);
     shm_->counters.wakeups.add();
   }
   shm_->sleeping.store(0, std::memory_order_relaxed);
@@ -349,6 +362,7 @@ void Forwarder::sleep() noexcept {
 
 void Forwarder::run(const std::atomic<bool>& stop) noexcept {
   dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *sender_);
+  dispatcher_->setHealth(health_.get());
   group::ProcessStatusShm& status = shm_->status;
   status.pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
   status.started_ns.store(realtimeNs(), std::memory_order_relaxed);
@@ -364,7 +378,8 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
       for (int round = 0; round < 4 && receive(s); ++round) work = true;
     }
     dispatcher_->flush();
-    sender_->flushAll();  // the forwarder's own replies
+    if (health_ != nullptr) health_->tick(monotonicNs(), *sender_);
+    sender_->flushAll();  // the forwarder's own replies and Echo Requests
     work |= drainEgress();
     status.heartbeat_ns.store(monotonicNs(), std::memory_order_relaxed);
     if (!work) sleep();

@@ -19,11 +19,13 @@
 
 #include <tl/expected.hpp>
 
+#include "common/config/routing.h"
 #include "common/group/paths.h"
 #include "common/group/socket_plan.h"
 #include "common/ring/segment.h"
 #include "forwarder/lib/dispatcher.h"
 #include "forwarder/lib/forwarder_shm.h"
+#include "forwarder/lib/health.h"
 
 namespace gtpcp::forwarder {
 
@@ -37,6 +39,8 @@ struct ForwarderOptions {
   int socket_buffer_bytes = 8 << 20;
   group::SocketPlan sockets;
   uint8_t recovery = 1;
+  // The routing document: its gateways get Echo health checks. None: no checks.
+  const config::RoutingTable* routing = nullptr;
 };
 
 class Forwarder {
@@ -72,6 +76,7 @@ class Forwarder {
   int doorbell_ = -1;
   std::unique_ptr<Sender> sender_;
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<GatewayHealth> health_;
   struct ReceiveBuffers;
   std::unique_ptr<ReceiveBuffers> rx_;
 };

@@ -14,6 +14,8 @@ namespace gtpcp::forwarder {
   X(socket_overflows, "forwarder.socket_overflows", "datagrams the kernel dropped for a full receive buffer") \
   X(echo_answered, "forwarder.echo_answered", "Echo Requests answered with the group Recovery")      \
   X(echo_responses, "forwarder.echo_responses", "Echo Responses received")                           \
+  X(echo_requests_sent, "forwarder.echo_requests_sent", "Echo Requests sent to gateways (health checks)") \
+  X(echo_responses_unmatched, "forwarder.echo_responses_unmatched", "Echo Responses to no health check of ours") \
   X(version_not_supported, "forwarder.version_not_supported_sent", "datagrams of another GTP version answered with Version Not Supported") \
   X(dropped_not_gtp, "forwarder.dropped_not_gtp", "datagrams that are not GTP-C (too short, bad header)") \
   X(dropped_gtpv1, "forwarder.dropped_gtpv1", "GTPv1-C datagrams other than Echo (Gn/Gp not served)") \

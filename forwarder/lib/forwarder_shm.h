@@ -7,12 +7,36 @@
 
 #include "common/group/process_status_shm.h"
 #include "common/metrics/counter.h"
+#include "common/net/address.h"
 #include "forwarder/lib/forwarder_counters.h"
 
 namespace gtpcp::forwarder {
 
-inline constexpr uint32_t kForwarderSegmentKind = 0x46574431;  // "FWD1"
+inline constexpr uint32_t kForwarderSegmentKind = 0x46574432;  // "FWD2"
 inline constexpr unsigned kMaxWorkers = 64;
+inline constexpr unsigned kMaxHealthChecked = 1024;  // gateways with Echo health checks
+inline constexpr uint32_t kRecoveryUnknown = 0x100;  // no Echo Response seen yet
+
+// What the forwarder's health checks know of one gateway of the routing
+// document (forwarder/lib/health.h). Entry i is the document's gateway i.
+struct GatewayStatusShm {
+  // Writer: the forwarder, before it publishes ForwarderShm::gateways_published
+  // (release); readers compare it with their own gateway's address after
+  // reading that count (acquire).
+  net::Address address;
+  // Writer: the forwarder. 1 up, 0 down. Relaxed: a worker acting on a state
+  // a few microseconds old picks a gateway a few microseconds late.
+  std::atomic<uint32_t> up{1};
+  // Writer: the forwarder. The Recovery value of the last Echo Response
+  // (kRecoveryUnknown before the first), then `restarts` (release) when it
+  // changed; a worker reads `restarts` (acquire), then `recovery`.
+  std::atomic<uint32_t> recovery{kRecoveryUnknown};
+  std::atomic<uint32_t> restarts{0};
+  uint32_t reserved = 0;
+  metrics::Counter echo_sent;
+  metrics::Counter echo_answered;
+  metrics::Counter misses;  // intervals that ended without an answer
+};
 
 struct ForwarderShm {
   group::ProcessStatusShm status;
@@ -32,6 +56,9 @@ struct ForwarderShm {
   alignas(64) metrics::Counter priority_depth[kMaxWorkers];
   alignas(64) metrics::Counter new_depth[kMaxWorkers];
   alignas(64) metrics::Counter egress_depth[kMaxWorkers];
+  // Writer: the forwarder; release after writing the entries' addresses.
+  alignas(64) std::atomic<uint32_t> gateways_published{0};
+  alignas(64) GatewayStatusShm gateways[kMaxHealthChecked];
 };
 
 }  // namespace gtpcp::forwarder

@@ -141,6 +141,7 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"rings.batch", ReloadClass::kRestart},
       {"sessions.per_partition", ReloadClass::kRestart},
       {"sessions.transactions", ReloadClass::kRestart},
+      {"sessions.answer_cache_bytes", ReloadClass::kRestart},
       {"cpu.forwarder", ReloadClass::kRestart},
       {"cpu.workers", ReloadClass::kRestart},
   };
@@ -210,7 +211,8 @@ TEST(InstanceConfig, EveryKeyHasItsDefault) {
   EXPECT_EQ(c.rings.new_slots.effective, 8192u);
   EXPECT_EQ(c.rings.batch, 64u);
   EXPECT_EQ(c.sessions.per_partition.effective, 4096u);
-  EXPECT_EQ(c.sessions.transactions.effective, 65536u);
+  EXPECT_EQ(c.sessions.transactions.effective, 524288u);
+  EXPECT_EQ(c.sessions.answer_cache_bytes, 33554432u);
   EXPECT_EQ(c.cpu.forwarder, -1);
   EXPECT_TRUE(c.cpu.workers.empty());
   EXPECT_EQ(c.workerCpu(0), std::nullopt);

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "tests/integration/fixture.h"
+#include "tests/integration/raw_gtp.h"
+#include "tests/support/udp.h"
 
 namespace gtpcp::integration {
 namespace {
@@ -38,7 +40,8 @@ json settledStatus(TestGroup& g) {
       [&] {
         s = g.status();
         const json& c = s.at("counters");
-        return c.value("forwarder.datagrams_received", 0ull) == c.value("forwarder.datagrams_sent", 0ull) &&
+        return c.value("forwarder.datagrams_received", 0ull) - c.value("forwarder.echo_responses", 0ull) ==
+                   c.value("forwarder.datagrams_sent", 0ull) - c.value("forwarder.echo_requests_sent", 0ull) &&
                s.value("sessions", 1ull) == 0;
       },
       5s, 20ms);
@@ -64,17 +67,20 @@ void expectProxyBalanced(const json& s, uint64_t created, uint64_t rejected, uin
   EXPECT_EQ(TestGroup::workerSum(s, "worker.decode_errors"), 0u);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.egress_full_dropped"), 0u);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.rejections_sent"), 0u);
-  EXPECT_EQ(fwd(s, "forwarder.datagrams_received"), fwd(s, "forwarder.datagrams_sent"));
-  EXPECT_EQ(fwd(s, "forwarder.datagrams_to_new_ring") + fwd(s, "forwarder.datagrams_to_priority_ring"),
-            fwd(s, "forwarder.datagrams_received"));
-  EXPECT_EQ(fwd(s, "forwarder.datagrams_from_workers"), fwd(s, "forwarder.datagrams_sent"));
+  // The forwarder's health checks aside, every datagram in has one out.
+  const uint64_t received = fwd(s, "forwarder.datagrams_received") - fwd(s, "forwarder.echo_responses");
+  const uint64_t sent = fwd(s, "forwarder.datagrams_sent") - fwd(s, "forwarder.echo_requests_sent");
+  EXPECT_EQ(fwd(s, "forwarder.echo_responses_unmatched"), 0u);
+  EXPECT_EQ(received, sent);
+  EXPECT_EQ(fwd(s, "forwarder.datagrams_to_new_ring") + fwd(s, "forwarder.datagrams_to_priority_ring"), received);
+  EXPECT_EQ(fwd(s, "forwarder.datagrams_from_workers"), sent);
   EXPECT_EQ(fwd(s, "forwarder.rejected_overload"), 0u);
   EXPECT_EQ(fwd(s, "forwarder.dropped_priority_ring_full"), 0u);
   EXPECT_EQ(fwd(s, "forwarder.send_errors"), 0u);
   if (retransmissions == 0) {
     // Each transaction crosses the proxy twice each way; each creation is
     // one datagram on a new ring.
-    EXPECT_EQ(fwd(s, "forwarder.datagrams_received"), 2 * transactions);
+    EXPECT_EQ(received, 2 * transactions);
     EXPECT_EQ(fwd(s, "forwarder.datagrams_to_new_ring"), created + rejected);
   }
   // Both workers took part.
@@ -217,8 +223,7 @@ TEST_F(DataPathTest, CreationRejectedByPgwReachesSgwWithItsCauseAndLeavesNoSessi
 TEST_F(DataPathTest, TwoSgwsUsingTheSameSequenceNumbersTowardOnePgwEachGetTheirOwnAnswers) {
   testing::GroupOptions o;
   o.workers = 2;
-  o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: only, address: " + ip(21) +
-                   "}\nrules:\n  - {name: default, pool: internet}\n";
+  o.routing_yaml = onlyGateway(ip(21));
   TestGroup& g = startGroup(o);
   ASSERT_FALSE(HasFailure());
 
@@ -239,6 +244,112 @@ TEST_F(DataPathTest, TwoSgwsUsingTheSameSequenceNumbersTowardOnePgwEachGetTheirO
   const json s = settledStatus(g);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.responses_unmatched"), 0u) << s.dump(1);
   expectProxyBalanced(s, kSubscribers, 0, 4 * kSubscribers, r.value("/retransmissions"));
+}
+
+// -- retransmissions (TS 29.274 §7.6) --------------------------------------------
+
+TEST_F(DataPathTest, RequestsLostBeforeThePgwAreSentAgainWithoutDoubleSessions) {
+  testing::GroupOptions o;
+  o.workers = 2;
+  o.routing_yaml = onlyGateway(ip(21));
+  TestGroup& g = startGroup(o);
+  ASSERT_FALSE(HasFailure());
+
+  // One request in ten never reaches the PGW: the SGW retransmits after T3,
+  // and every copy must reach the PGW as the same request.
+  constexpr uint64_t kSubscribers = 400;
+  const auto r = runPeer({"--proxy", proxy(), "--sgw", net_.list({11, 12}), "--pgw", ip(21), "--pgw-drop",
+                          ip(21) + "=0.1", "--seed", "7", "--t3-ms", "200", "--n3", "5", "--subscribers",
+                          std::to_string(kSubscribers), "--modify", "2", "--rate", "1000", "--duration", "30",
+                          "--cycles", "1"},
+                         kPeerBound);
+  expectClean(r);
+  EXPECT_GT(r.value("/retransmissions"), 0u) << "the run must have lost requests to mean anything";
+  EXPECT_EQ(r.value("/sessions/created"), kSubscribers);
+  EXPECT_EQ(r.value("/sessions/deleted"), kSubscribers);
+  const json& pgw = r.summary.at("pgw").at(ip(21));
+  EXPECT_EQ(pgw.value("sessions_created", 0ull), kSubscribers) << "a retransmitted creation became a second session";
+  EXPECT_EQ(pgw.value("sessions_replaced", 1ull), 0u);
+
+  const json s = settledStatus(g);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.requests_retransmitted"), r.value("/retransmissions")) << s.dump(1);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.sequence_reused"), 0u);
+  expectProxyBalanced(s, kSubscribers, 0, 4 * kSubscribers, r.value("/retransmissions"));
+}
+
+TEST_F(DataPathTest, RetransmittedCreationIsAnsweredFromTheCacheAndASecondAnswerIsDropped) {
+  testing::GroupOptions o;
+  o.workers = 1;
+  o.routing_yaml = onlyGateway(ip(21));
+  TestGroup& g = startGroup(o);
+  ASSERT_FALSE(HasFailure());
+  const gtp::Ipv4 proxy_addr = net_.addr(kProxyHost);
+  const gtp::Ipv4 sgw_addr = net_.addr(11);
+  const gtp::Ipv4 pgw_addr = net_.addr(21);
+  testing::UdpSocket sgw(sgw_addr, 2123);
+  testing::UdpSocket pgw(pgw_addr, 2123);
+
+  const Bytes csr = createSessionRequest(0x1234, 1010000000042ull, sgw_addr, 0x5001);
+  ASSERT_TRUE(sgw.sendTo(proxy_addr, 2123, csr));
+  auto first = pgw.receive(2s);
+  ASSERT_TRUE(first);
+  // Sent again before the PGW answered: the same translated request.
+  ASSERT_TRUE(sgw.sendTo(proxy_addr, 2123, csr));
+  auto second = pgw.receive(2s);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->bytes, first->bytes);
+
+  const Decoded request = decode(first->bytes);
+  ASSERT_TRUE(request.fteid(kIfSgwGtpC)) << request.describe();
+  const Bytes answer =
+      createSessionResponse(request.sequence, request.fteid(kIfSgwGtpC)->teid, pgw_addr, 0x7001, 1010000000042ull);
+  ASSERT_TRUE(pgw.sendTo(proxy_addr, 2123, answer));
+  auto relayed = sgw.receive(2s);
+  ASSERT_TRUE(relayed);
+  const Decoded to_sgw = decode(relayed->bytes);
+  EXPECT_EQ(to_sgw.sequence, 0x1234u);
+  EXPECT_EQ(to_sgw.cause, std::optional<uint8_t>(kCauseAccepted));
+  // The PGW answers its second copy too: the SGW must not get two answers.
+  ASSERT_TRUE(pgw.sendTo(proxy_addr, 2123, answer));
+  EXPECT_FALSE(sgw.receive(300ms)) << "a duplicate response was relayed";
+  // The answer was lost on its way: the SGW asks again and gets it from the
+  // proxy; the PGW hears nothing.
+  ASSERT_TRUE(sgw.sendTo(proxy_addr, 2123, csr));
+  auto replayed = sgw.receive(2s);
+  ASSERT_TRUE(replayed);
+  EXPECT_EQ(replayed->bytes, relayed->bytes);
+  EXPECT_FALSE(pgw.receive(300ms)) << "a retransmission answered already went to the PGW";
+
+  const json s = g.status();
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.requests_retransmitted"), 1u) << s.dump(1);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.answers_replayed"), 1u);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.responses_duplicate"), 1u);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.sessions_created"), 1u);
+  EXPECT_EQ(s.value("sessions", 0ull), 1u);
+}
+
+TEST_F(DataPathTest, FirstSequenceNumberTowardPeersIsRandomAcrossGroupStarts) {
+  // Two cold starts of the same group: a PGW that kept the answers of the
+  // first must not see the numbers again.
+  std::vector<uint32_t> first_numbers;
+  for (int start = 0; start < 2; ++start) {
+    testing::GroupOptions o;
+    o.workers = 1;
+    o.routing_yaml = onlyGateway(ip(21));
+    startGroup(o);
+    ASSERT_FALSE(HasFailure());
+    const gtp::Ipv4 sgw_addr = net_.addr(11);
+    testing::UdpSocket sgw(sgw_addr, 2123);
+    testing::UdpSocket pgw(net_.addr(21), 2123);
+    ASSERT_TRUE(sgw.sendTo(net_.addr(kProxyHost), 2123, createSessionRequest(1, 1010000000043ull, sgw_addr, 0x5002)));
+    auto at_pgw = pgw.receive(2s);
+    ASSERT_TRUE(at_pgw);
+    first_numbers.push_back(decode(at_pgw->bytes).sequence);
+    group_->stop();
+    group_.reset();
+  }
+  // 1 in 2^23 of failing by chance.
+  EXPECT_NE(first_numbers[0], first_numbers[1]);
 }
 
 }  // namespace

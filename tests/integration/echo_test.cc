@@ -29,8 +29,7 @@ TEST_F(DataPathTest, EchoIsAnsweredWithTheGroupRecoveryAndOtherVersionsAndGarbag
   testing::GroupOptions o;
   o.workers = 2;
   o.recovery = kGroupRecovery;
-  o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: only, address: " + ip(21) +
-                   "}\nrules:\n  - {name: default, pool: internet}\n";
+  o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
   TestGroup& g = startGroup(o);
   ASSERT_FALSE(HasFailure());
   const gtp::Ipv4 proxy_addr = net_.addr(kProxyHost);

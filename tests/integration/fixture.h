@@ -22,6 +22,15 @@ inline constexpr uint8_t kProxyHost = 1;
 inline constexpr uint8_t kSgwHosts[] = {11, 12};
 inline constexpr uint8_t kPgwHosts[] = {21, 22, 23, 24, 25};
 
+// A routing document with one pool of one gateway, for every session;
+// `extra` is appended (a health_check or failover section).
+inline std::string onlyGateway(const std::string& address, const std::string& extra = "") {
+  return "version: 1\npools:\n  internet:\n    gateways:\n      - {name: only, address: " + address +
+         "}\nrules:\n  - {name: default, pool: internet}\n" + extra;
+}
+// No Echo Requests to the gateways: for tests that count every datagram.
+inline constexpr const char* kNoHealthChecks = "health_check: {interval_ms: 0}\n";
+
 class DataPathTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -69,8 +69,7 @@ std::string peerText(const ring::DatagramMeta& m) {
 TEST_F(DataPathTest, ForwarderAloneRoutesEachDatagramToTheRightRingAndSendsEgressRecords) {
   testing::GroupOptions o;
   o.workers = kWorkers;
-  o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: only, address: " + ip(21) +
-                   "}\nrules:\n  - {name: default, pool: internet}\n";
+  o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
   TestGroup& g = makeGroup(o);
   std::filesystem::create_directories(g.runDir());
   auto config = config::loadInstanceConfig(g.configPath());

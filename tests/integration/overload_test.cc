@@ -124,8 +124,7 @@ TEST_F(DataPathTest, FullNewRingIsRejectedByForwarderWhilePriorityRingKeepsEstab
   const config::KeyInfo* new_slots = config::findInstanceKey("rings.new_slots");
   ASSERT_NE(new_slots, nullptr);
   o.new_slots = static_cast<unsigned>(new_slots->min);
-  o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: only, address: " + ip(21) +
-                   "}\nrules:\n  - {name: default, pool: internet}\n";
+  o.routing_yaml = onlyGateway(ip(21));
   TestGroup& g = startGroup(o);
   ASSERT_FALSE(HasFailure());
   const gtp::Ipv4 proxy_addr = net_.addr(kProxyHost);

@@ -153,8 +153,7 @@ bool sameIpv4(const ring::DatagramMeta& m, const gtp::Ipv4& a) {
 TEST_F(DataPathTest, WorkerAloneTranslatesOneSessionsLifeBetweenItsRings) {
   testing::GroupOptions o;
   o.workers = kWorkers;
-  o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: only, address: " + ip(21) +
-                   "}\nrules:\n  - {name: default, pool: internet}\n";
+  o.routing_yaml = onlyGateway(ip(21));
   TestGroup& g = makeGroup(o);
   std::filesystem::create_directories(g.runDir());
   auto config = config::loadInstanceConfig(g.configPath());

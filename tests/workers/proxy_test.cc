@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 
 #include <map>
+#include <set>
 #include <memory>
 #include <vector>
 
@@ -68,12 +69,13 @@ class RecordingEgress final : public Egress {
 class ProxyTest : public ::testing::Test {
  protected:
   ProxyTest()
-      : layout_(WorkerLayout::compute(1, 0, 64, 1024)),
+      : layout_(WorkerLayout::compute(1, 0, 64, 1024, 1 << 16)),
         memory_(layout_.total / 8 + 1),
         header_(new (memory_.data()) WorkerShmHeader()),
         sessions_(layout_, reinterpret_cast<PartitionShm*>(base() + layout_.partitions_offset),
                   reinterpret_cast<SessionShm*>(base() + layout_.sessions_offset)),
-        transactions_(reinterpret_cast<TransactionShm*>(base() + layout_.transactions_offset), 1024) {
+        transactions_(layout_.transactionMemory(base(), *header_)) {
+    transactions_.rebuild(true);
     auto routing = config::parseRoutingDocument(kRouting, "routing.yaml");
     EXPECT_TRUE(routing) << (routing ? "" : routing.error().toString());
     routing_ = std::make_unique<config::RoutingTable>(std::move(*routing));
@@ -86,6 +88,44 @@ class ProxyTest : public ::testing::Test {
   }
 
   uint8_t* base() { return reinterpret_cast<uint8_t*>(memory_.data()); }
+
+  // Replaces the routing document (kRouting with `extra` appended).
+  void useRouting(const std::string& extra) {
+    auto routing = config::parseRoutingDocument(std::string(kRouting) + extra, "routing.yaml");
+    ASSERT_TRUE(routing) << routing.error().toString();
+    next_routing_ = std::make_unique<config::RoutingTable>(std::move(*routing));
+    proxy_->setRouting(*next_routing_);
+    routing_.swap(next_routing_);
+  }
+
+  // A forwarder segment whose health checks know the document's gateways,
+  // all up, Recovery unknown.
+  forwarder::ForwarderShm& healthChecks() {
+    forwarder_ = std::make_unique<forwarder::ForwarderShm>();
+    for (std::size_t i = 0; i < routing_->gateways().size(); ++i) {
+      const config::Gateway& g = routing_->gateways()[i];
+      forwarder_->gateways[i].address = net::Address::v4(std::get<Ipv4>(g.address), g.port);
+    }
+    forwarder_->gateways_published.store(static_cast<uint32_t>(routing_->gateways().size()));
+    proxy_->setGatewayStatus(forwarder_.get());
+    return *forwarder_;
+  }
+
+  // A Create Session Request of `imsi` from the SGW; returns where it went.
+  Sent createFrom(const std::string& imsi, const std::string& apn, uint32_t sgw_teid, uint32_t sequence,
+                  uint64_t now = 1'000'000'000) {
+    auto out = feed(createSessionRequest(imsi, apn, sgw_teid, sequence, kSgw), net::Address::v4(kSgw, kPort), now);
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? Sent{} : out[0];
+  }
+  // The PGW at `at` answers the Create Session Request `request` it got.
+  std::vector<Sent> answerCreate(const Sent& request, uint8_t cause, std::optional<uint8_t> recovery = std::nullopt,
+                                 uint64_t now = 1'000'000'000) {
+    Message m = decode(request.bytes);
+    return feed(createSessionResponse(readFirst<FTeid>(m, 0)->teid, m.header().sequence_number, cause, 0x2222,
+                                      request.to.ipv4(), recovery),
+                request.to, now);
+  }
 
   // Feeds `bytes` as if received from `from` on socket 0; returns what left.
   std::vector<Sent> feed(std::vector<uint8_t> bytes, const net::Address& from, uint64_t now = 1'000'000'000) {
@@ -133,13 +173,15 @@ class ProxyTest : public ::testing::Test {
   }
 
   static std::vector<uint8_t> createSessionResponse(uint32_t teid, uint32_t sequence, uint8_t cause,
-                                                    uint32_t pgw_teid, const Ipv4& pgw) {
+                                                    uint32_t pgw_teid, const Ipv4& pgw,
+                                                    std::optional<uint8_t> recovery = std::nullopt) {
     std::vector<uint8_t> buf(512);
     Builder b(buf);
     b.begin(MessageType::kCreateSessionResponse, teid, sequence);
     CauseIe c;
     c.value = cause;
     b.add(c);
+    if (recovery) b.add(Recovery{*recovery});
     if (cause == 16) {
       FTeid f;
       f.interface_type = 7;
@@ -204,12 +246,26 @@ class ProxyTest : public ::testing::Test {
     return Attached{pgw_fteid->teid, sender->teid, out[0].to};
   }
 
+  // Sends `csr` from the SGW and answers it at the PGW with `cause`; returns
+  // what reached the SGW.
+  std::vector<Sent> createAnswered(const std::vector<uint8_t>& csr, uint8_t cause) {
+    auto out = feed(csr, net::Address::v4(kSgw, kPort));
+    EXPECT_EQ(out.size(), 1u);
+    if (out.size() != 1) return {};
+    Message to_pgw = decode(out[0].bytes);
+    return feed(createSessionResponse(readFirst<FTeid>(to_pgw, 0)->teid, to_pgw.header().sequence_number, cause,
+                                      0x2222, out[0].to.ipv4()),
+                out[0].to);
+  }
+
   WorkerLayout layout_;
   std::vector<uint64_t> memory_;
   WorkerShmHeader* header_;
   SessionTable sessions_;
   TransactionTable transactions_;
   std::unique_ptr<config::RoutingTable> routing_;
+  std::unique_ptr<config::RoutingTable> next_routing_;  // the one replaced, kept alive
+  std::unique_ptr<forwarder::ForwarderShm> forwarder_;
   RecordingEgress egress_;
   std::unique_ptr<Proxy> proxy_;
 };
@@ -399,6 +455,410 @@ TEST_F(ProxyTest, PiggybackedCreateBearerRequestIsTranslatedWithTheResponse) {
   EXPECT_EQ(d.piggybacked.header().teid, 0x1111u) << "the SGW's TEID in the piggybacked request too";
   EXPECT_NE(d.piggybacked.header().sequence_number, 0x300u) << "a proxy sequence number toward the SGW";
   EXPECT_EQ(header_->counters.transactions_started.load(), 2u);
+}
+
+// -- retransmissions (TS 29.274 §7.6) ---------------------------------------------
+
+TEST_F(ProxyTest, RetransmittedCreationWhilePendingGoesToTheSameGatewayWithTheSameBytes) {
+  const auto csr = createSessionRequest("001010000000010", "internet", 0x1111, 7, kSgw);
+  auto first = feed(csr, net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(first.size(), 1u);
+  // Many copies: weighted picking would move some to the other gateway if
+  // they were handled as new.
+  for (int i = 0; i < 8; ++i) {
+    auto again = feed(csr, net::Address::v4(kSgw, kPort), 1'500'000'000);
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].to, first[0].to);
+    EXPECT_EQ(again[0].bytes, first[0].bytes) << "the same translated request: same TEIDs, same sequence number";
+  }
+  EXPECT_EQ(sessions_.active(), 1u) << "one session, not one per copy";
+  EXPECT_EQ(header_->counters.requests_retransmitted.load(), 8u);
+  EXPECT_EQ(header_->counters.transactions_started.load(), 1u);
+}
+
+TEST_F(ProxyTest, RetransmittedCreationOnceAnsweredGetsTheCachedAnswer) {
+  const auto csr = createSessionRequest("001010000000011", "internet", 0x1111, 7, kSgw);
+  auto answer = createAnswered(csr, 16);
+  ASSERT_EQ(answer.size(), 1u);
+  // The answer was lost on its way to the SGW: the SGW sends its request again.
+  auto replay = feed(csr, net::Address::v4(kSgw, kPort), 3'000'000'000);
+  ASSERT_EQ(replay.size(), 1u) << "answered by the proxy, nothing sent to the PGW";
+  EXPECT_EQ(replay[0].to, net::Address::v4(kSgw, kPort));
+  EXPECT_EQ(replay[0].bytes, answer[0].bytes);
+  EXPECT_EQ(sessions_.active(), 1u);
+  EXPECT_EQ(header_->counters.answers_replayed.load(), 1u);
+  EXPECT_EQ(header_->counters.sessions_created.load(), 1u);
+}
+
+TEST_F(ProxyTest, RejectedCreationRetransmittedGetsTheSameRejection) {
+  const auto csr = createSessionRequest("001010000000012", "internet", 0x1111, 9, kSgw);
+  auto rejected = createAnswered(csr, static_cast<uint8_t>(Cause::kMissingOrUnknownApn));
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(sessions_.active(), 0u);
+  auto replay = feed(csr, net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(replay.size(), 1u);
+  EXPECT_EQ(replay[0].bytes, rejected[0].bytes) << "not a second attempt at a gateway";
+  EXPECT_EQ(sessions_.active(), 0u);
+}
+
+TEST_F(ProxyTest, RetransmittedModifyBearerIsAnsweredFromTheCacheAndNewNumbersAreNew) {
+  Attached s = attach("001010000000013");
+  const net::Address sgw = net::Address::v4(kSgw, kPort);
+  const auto mbr = simple(MessageType::kModifyBearerRequest, s.access_teid, 200);
+  auto out = feed(mbr, sgw);
+  ASSERT_EQ(out.size(), 1u);
+  const uint32_t proxy_seq = decode(out[0].bytes).header().sequence_number;
+  // While pending: the same request again, same proxy number.
+  auto pending = feed(mbr, sgw);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].bytes, out[0].bytes);
+  auto answer = feed(simple(MessageType::kModifyBearerResponse, s.gateway_teid, proxy_seq, 16), s.pgw);
+  ASSERT_EQ(answer.size(), 1u);
+  // The PGW answered twice (it saw two copies): the second is a duplicate.
+  EXPECT_TRUE(feed(simple(MessageType::kModifyBearerResponse, s.gateway_teid, proxy_seq, 16), s.pgw).empty());
+  EXPECT_EQ(header_->counters.responses_duplicate.load(), 1u);
+  // Answered: the cached answer.
+  auto replay = feed(mbr, sgw);
+  ASSERT_EQ(replay.size(), 1u);
+  EXPECT_EQ(replay[0].bytes, answer[0].bytes);
+  // The same number from another port of the SGW is another peer's request.
+  auto other_port = feed(mbr, net::Address::v4(kSgw, 40000));
+  ASSERT_EQ(other_port.size(), 1u);
+  EXPECT_EQ(other_port[0].to, s.pgw);
+  EXPECT_NE(decode(other_port[0].bytes).header().sequence_number, proxy_seq);
+  // A different message with a number still live: the peer reused it; the new request wins.
+  auto reused = feed(simple(MessageType::kDeleteSessionRequest, s.access_teid, 200), sgw);
+  ASSERT_EQ(reused.size(), 1u);
+  EXPECT_EQ(decode(reused[0].bytes).messageType(), MessageType::kDeleteSessionRequest);
+  EXPECT_EQ(header_->counters.sequence_reused.load(), 1u);
+}
+
+TEST_F(ProxyTest, AnswersAreKeptForTheLifetimeThenForgotten) {
+  Attached s = attach("001010000000014");
+  const net::Address sgw = net::Address::v4(kSgw, kPort);
+  const auto mbr = simple(MessageType::kModifyBearerRequest, s.access_teid, 300);
+  auto out = feed(mbr, sgw, 2'000'000'000);
+  ASSERT_EQ(out.size(), 1u);
+  const uint32_t proxy_seq = decode(out[0].bytes).header().sequence_number;
+  ASSERT_EQ(feed(simple(MessageType::kModifyBearerResponse, s.gateway_teid, proxy_seq, 16), s.pgw).size(), 1u);
+  EXPECT_EQ(transactions_.live(), 2u) << "the creation's and this one, both answered";
+  EXPECT_EQ(transactions_.pending(), 0u);
+  // 9 s after the request's arrival its answer is gone; the late response
+  // is then unmatched rather than a duplicate.
+  for (uint64_t t = 11; t <= 20; ++t) proxy_->tick(t * 1'000'000'000);
+  EXPECT_EQ(transactions_.live(), 0u);
+  EXPECT_EQ(header_->counters.transactions_expired.load(), 0u) << "answered transactions do not expire";
+  EXPECT_TRUE(feed(simple(MessageType::kModifyBearerResponse, s.gateway_teid, proxy_seq, 16), s.pgw).empty());
+  EXPECT_EQ(header_->counters.responses_unmatched.load(), 1u);
+  // The same request now is a new one (the SGW's number came round again).
+  auto fresh = feed(mbr, sgw, 21'000'000'000);
+  ASSERT_EQ(fresh.size(), 1u);
+  EXPECT_EQ(fresh[0].to, s.pgw);
+}
+
+// -- commands and the requests they trigger (TS 29.274 §7.6) -------------------------
+
+TEST_F(ProxyTest, CommandTriggeredRequestReachesTheSgwWithItsOwnCommandNumber) {
+  Attached s = attach("001010000000015");
+  const net::Address sgw = net::Address::v4(kSgw, kPort);
+  constexpr uint32_t kSgwCommandSeq = 0x800005;
+  const auto command = simple(MessageType::kModifyBearerCommand, s.access_teid, kSgwCommandSeq);
+  auto to_pgw = feed(command, sgw);
+  ASSERT_EQ(to_pgw.size(), 1u);
+  Message cmd = decode(to_pgw[0].bytes);
+  EXPECT_EQ(cmd.header().teid, 0x2222u);
+  const uint32_t proxy_cmd_seq = cmd.header().sequence_number;
+  EXPECT_TRUE(proxy_cmd_seq & 0x800000) << "a command's number keeps the top bit";
+  EXPECT_NE(proxy_cmd_seq, kSgwCommandSeq);
+
+  // The PGW's Update Bearer Request carries the command's number back.
+  auto to_sgw = feed(simple(MessageType::kUpdateBearerRequest, s.gateway_teid, proxy_cmd_seq), s.pgw);
+  ASSERT_EQ(to_sgw.size(), 1u);
+  EXPECT_EQ(to_sgw[0].to, sgw);
+  Message ubr = decode(to_sgw[0].bytes);
+  EXPECT_EQ(ubr.messageType(), MessageType::kUpdateBearerRequest);
+  EXPECT_EQ(ubr.header().teid, 0x1111u);
+  EXPECT_EQ(ubr.header().sequence_number, kSgwCommandSeq) << "the SGW sees its own command's number";
+
+  // The SGW's response, numbered like its command, goes back to the PGW
+  // with the PGW's number.
+  auto back = feed(simple(MessageType::kUpdateBearerResponse, s.access_teid, kSgwCommandSeq, 16), sgw);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].to, s.pgw);
+  Message ubresp = decode(back[0].bytes);
+  EXPECT_EQ(ubresp.header().teid, 0x2222u);
+  EXPECT_EQ(ubresp.header().sequence_number, proxy_cmd_seq);
+
+  // The SGW repeats its command (the Update Bearer Request was late): it gets
+  // the triggered request again, the PGW is not asked twice.
+  auto replay = feed(command, sgw);
+  ASSERT_EQ(replay.size(), 1u);
+  EXPECT_EQ(replay[0].to, sgw);
+  EXPECT_EQ(replay[0].bytes, to_sgw[0].bytes);
+  EXPECT_EQ(header_->counters.triggered_unmatched.load(), 0u);
+}
+
+TEST_F(ProxyTest, CommandNumbersOfTwoSessionsDoNotCollide) {
+  Attached a = attach("001010000000016", 0x1111, 7);
+  Attached b = attach("001010000000017", 0x3333, 8);
+  const net::Address sgw = net::Address::v4(kSgw, kPort);
+  // Both commands from one SGW would need distinct numbers; from two SGW
+  // ports they may be equal.
+  const net::Address sgw_b = net::Address::v4(kSgw, 2124);
+  constexpr uint32_t kSeq = 0x800010;
+  auto ca = feed(simple(MessageType::kDeleteBearerCommand, a.access_teid, kSeq), sgw);
+  auto cb = feed(simple(MessageType::kDeleteBearerCommand, b.access_teid, kSeq), sgw_b);
+  ASSERT_EQ(ca.size(), 1u);
+  ASSERT_EQ(cb.size(), 1u);
+  const uint32_t pa = decode(ca[0].bytes).header().sequence_number;
+  const uint32_t pb = decode(cb[0].bytes).header().sequence_number;
+  ASSERT_NE(pa, pb);
+  auto da = feed(simple(MessageType::kDeleteBearerRequest, a.gateway_teid, pa), a.pgw);
+  auto db = feed(simple(MessageType::kDeleteBearerRequest, b.gateway_teid, pb), b.pgw);
+  ASSERT_EQ(da.size(), 1u);
+  ASSERT_EQ(db.size(), 1u);
+  EXPECT_EQ(decode(da[0].bytes).header().sequence_number, kSeq);
+  EXPECT_EQ(decode(db[0].bytes).header().sequence_number, kSeq);
+  // Both SGW answers carry the same number; the TEID tells them apart.
+  auto rb = feed(simple(MessageType::kDeleteBearerResponse, b.access_teid, kSeq, 16), sgw_b);
+  auto ra = feed(simple(MessageType::kDeleteBearerResponse, a.access_teid, kSeq, 16), sgw);
+  ASSERT_EQ(ra.size(), 1u);
+  ASSERT_EQ(rb.size(), 1u);
+  EXPECT_EQ(decode(ra[0].bytes).header().sequence_number, pa);
+  EXPECT_EQ(decode(ra[0].bytes).header().teid, 0x2222u);
+  EXPECT_EQ(decode(rb[0].bytes).header().sequence_number, pb);
+}
+
+TEST_F(ProxyTest, CommandFailureIndicationReturnsWithTheSgwsNumber) {
+  Attached s = attach("001010000000018");
+  const net::Address sgw = net::Address::v4(kSgw, kPort);
+  auto out = feed(simple(MessageType::kBearerResourceCommand, s.access_teid, 0x800123), sgw);
+  ASSERT_EQ(out.size(), 1u);
+  const uint32_t proxy_seq = decode(out[0].bytes).header().sequence_number;
+  auto fail = feed(simple(MessageType::kBearerResourceFailureIndication, s.gateway_teid, proxy_seq,
+                          static_cast<uint8_t>(Cause::kServiceDenied)),
+                   s.pgw);
+  ASSERT_EQ(fail.size(), 1u);
+  EXPECT_EQ(fail[0].to, sgw);
+  EXPECT_EQ(decode(fail[0].bytes).header().sequence_number, 0x800123u);
+  EXPECT_EQ(decode(fail[0].bytes).header().teid, 0x1111u);
+}
+
+TEST_F(ProxyTest, PgwRequestWithTheTopBitButNoCommandGetsAProxyNumber) {
+  Attached s = attach("001010000000019");
+  auto out = feed(simple(MessageType::kUpdateBearerRequest, s.gateway_teid, 0x8000ff), s.pgw);
+  ASSERT_EQ(out.size(), 1u);
+  const uint32_t seq = decode(out[0].bytes).header().sequence_number;
+  EXPECT_TRUE(seq & 0x800000);
+  EXPECT_NE(seq, 0x8000ffu);
+  EXPECT_EQ(header_->counters.triggered_unmatched.load(), 1u);
+  // The SGW's answer, with the proxy's number, reaches the PGW with its own.
+  auto back = feed(simple(MessageType::kUpdateBearerResponse, s.access_teid, seq, 16),
+                   net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(decode(back[0].bytes).header().sequence_number, 0x8000ffu);
+}
+
+TEST_F(ProxyTest, PgwInitiatedRequestIsRelayedAndItsRetransmissionIsNotRepeated) {
+  Attached s = attach("001010000000020");
+  const auto cbr = simple(MessageType::kCreateBearerRequest, s.gateway_teid, 0x4444);
+  auto out = feed(cbr, s.pgw);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, net::Address::v4(kSgw, kPort)) << "the SGW's GTP-C endpoint from its F-TEID";
+  Message m = decode(out[0].bytes);
+  EXPECT_EQ(m.header().teid, 0x1111u);
+  auto again = feed(cbr, s.pgw);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].bytes, out[0].bytes);
+  auto resp = feed(simple(MessageType::kCreateBearerResponse, s.access_teid, m.header().sequence_number, 16),
+                   net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(resp.size(), 1u);
+  EXPECT_EQ(resp[0].to, s.pgw);
+  EXPECT_EQ(decode(resp[0].bytes).header().sequence_number, 0x4444u);
+  EXPECT_EQ(decode(resp[0].bytes).header().teid, 0x2222u);
+  auto replay = feed(cbr, s.pgw);
+  ASSERT_EQ(replay.size(), 1u);
+  EXPECT_EQ(replay[0].bytes, resp[0].bytes);
+}
+
+TEST_F(ProxyTest, TransactionTableFullRefusesWithNoResources) {
+  Attached s = attach("001010000000021");
+  const net::Address sgw = net::Address::v4(kSgw, kPort);
+  // 1024 records; the creation holds one.
+  for (uint32_t i = 0; i < 1023; ++i) {
+    auto out = feed(simple(MessageType::kModifyBearerRequest, s.access_teid, 1000 + i), sgw);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].to, s.pgw) << i;
+  }
+  auto refused = feed(simple(MessageType::kModifyBearerRequest, s.access_teid, 5000), sgw);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].to, sgw);
+  EXPECT_EQ(readFirst<CauseIe>(decode(refused[0].bytes))->value, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
+  EXPECT_EQ(header_->counters.transactions_full.load(), 1u);
+}
+
+// -- gateways: health, failover, restarts ------------------------------------------
+
+TEST_F(ProxyTest, GatewayDownIsNotChosenAndTakesItsShareAgainWhenUp) {
+  forwarder::ForwarderShm& f = healthChecks();
+  f.gateways[0].up.store(0);  // pgw1, weight 3
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(createFrom("00101000000010" + std::to_string(i), "internet", 0x100 + i, 100 + i).to,
+              net::Address::v4(kPgw2, kPort));
+  f.gateways[0].up.store(1);
+  std::map<std::string, int> split;
+  for (int i = 0; i < 8; ++i) split[createFrom("00101000000020" + std::to_string(i), "internet", 0x200 + i, 200 + i).to.toString()]++;
+  EXPECT_EQ(split["127.0.0.21:2123"], 6);
+  EXPECT_EQ(split["127.0.0.22:2123"], 2);
+}
+
+TEST_F(ProxyTest, NoGatewayUpRejectsTheCreationWithNoResources) {
+  forwarder::ForwarderShm& f = healthChecks();
+  f.gateways[2].up.store(0);  // pgw3, the only one of pool ims
+  auto out = feed(createSessionRequest("001010000000300", "ims", 0x300, 300, kSgw), net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, net::Address::v4(kSgw, kPort));
+  EXPECT_EQ(readFirst<CauseIe>(decode(out[0].bytes))->value, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
+  EXPECT_EQ(header_->counters.no_gateway.load(), 1u);
+  EXPECT_EQ(sessions_.active(), 0u);
+}
+
+TEST_F(ProxyTest, SilentGatewayHandsTheCreationToTheNextAfterTheResponseTimeout) {
+  const Sent first = createFrom("001010000000310", "internet", 0x310, 310, 1'000'000'000);
+  egress_.sent.clear();
+  proxy_->tick(2'900'000'000);
+  EXPECT_TRUE(egress_.sent.empty()) << "before response_timeout_ms (2000)";
+  egress_.sent.clear();
+  proxy_->tick(3'100'000'000);
+  ASSERT_EQ(egress_.sent.size(), 1u);
+  const Sent second = egress_.sent[0];
+  EXPECT_NE(second.to, first.to) << "the other gateway of pool internet";
+  Message m1 = decode(first.bytes), m2 = decode(second.bytes);
+  EXPECT_NE(m2.header().sequence_number, m1.header().sequence_number);
+  EXPECT_EQ(readFirst<FTeid>(m2, 0)->teid, readFirst<FTeid>(m1, 0)->teid) << "the same session";
+  EXPECT_EQ(second.bytes.size(), first.bytes.size());
+  // The SGW's retransmission now goes to the second gateway.
+  auto again = feed(createSessionRequest("001010000000310", "internet", 0x310, 310, kSgw), net::Address::v4(kSgw, kPort),
+                    3'500'000'000);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].to, second.to);
+  EXPECT_EQ(again[0].bytes, second.bytes);
+  // The first gateway wakes up late: its answer matches nothing.
+  EXPECT_TRUE(answerCreate(first, 16, std::nullopt, 3'600'000'000).empty());
+  auto answer = answerCreate(second, 16, std::nullopt, 3'700'000'000);
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_EQ(answer[0].to, net::Address::v4(kSgw, kPort));
+  EXPECT_EQ(readFirst<CauseIe>(decode(answer[0].bytes))->value, 16);
+  EXPECT_EQ(header_->counters.creations_timed_out.load(), 1u);
+  EXPECT_EQ(header_->counters.creations_failed_over.load(), 1u);
+  EXPECT_EQ(header_->counters.responses_unmatched.load(), 1u);
+  EXPECT_EQ(sessions_.active(), 1u);
+}
+
+TEST_F(ProxyTest, TryAnotherCauseSendsTheCreationToTheNextGateway) {
+  useRouting("failover: {try_another: [73]}\n");
+  const Sent first = createFrom("001010000000320", "internet", 0x320, 320);
+  auto moved = answerCreate(first, 73);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_NE(moved[0].to, first.to);
+  EXPECT_NE(moved[0].to, net::Address::v4(kSgw, kPort)) << "the SGW hears nothing of the first gateway's refusal";
+  auto answer = answerCreate(moved[0], 16);
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_EQ(readFirst<CauseIe>(decode(answer[0].bytes))->value, 16);
+  EXPECT_EQ(sessions_.active(), 1u);
+}
+
+TEST_F(ProxyTest, NoGatewayLeftAnswersTheConfiguredCauseAndRepeatsIt) {
+  useRouting("failover: {try_another: [73], attempts: 2}\n");
+  const auto csr = createSessionRequest("001010000000330", "internet", 0x330, 330, kSgw);
+  auto first = feed(csr, net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(first.size(), 1u);
+  auto second = answerCreate(first[0], 73);
+  ASSERT_EQ(second.size(), 1u);
+  auto refused = answerCreate(second[0], 73);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].to, net::Address::v4(kSgw, kPort));
+  Message m = decode(refused[0].bytes);
+  EXPECT_EQ(readFirst<CauseIe>(m)->value, static_cast<uint8_t>(Cause::kRemotePeerNotResponding));
+  EXPECT_EQ(m.header().teid, 0x330u);
+  EXPECT_EQ(m.header().sequence_number, 330u);
+  EXPECT_EQ(sessions_.active(), 0u);
+  EXPECT_EQ(header_->counters.creations_exhausted.load(), 1u);
+  auto replay = feed(csr, net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(replay.size(), 1u);
+  EXPECT_EQ(replay[0].bytes, refused[0].bytes);
+
+  useRouting("failover: {try_another: [73], attempts: 1, when_exhausted: no_resources_available}\n");
+  auto only = createFrom("001010000000331", "internet", 0x331, 331);
+  auto no_resources = answerCreate(only, 73);
+  ASSERT_EQ(no_resources.size(), 1u);
+  EXPECT_EQ(readFirst<CauseIe>(decode(no_resources[0].bytes))->value,
+            static_cast<uint8_t>(Cause::kNoResourcesAvailable));
+}
+
+TEST_F(ProxyTest, RestartSeenInACreateSessionResponseRemovesTheOlderSessionsAndTellsTheSgw) {
+  // Pool ims has one gateway, pgw3: every session lands there.
+  std::vector<uint32_t> proxy_teids;
+  for (uint32_t i = 0; i < 3; ++i) {
+    const Sent s = createFrom("00101000000034" + std::to_string(i), "ims", 0x340 + i, 340 + i, 1'000'000'000 + i);
+    ASSERT_EQ(answerCreate(s, 16, uint8_t{5}).size(), 1u);
+  }
+  ASSERT_EQ(sessions_.active(), 3u);
+  // A later creation learns that pgw3 restarted (Recovery 5 -> 6).
+  const Sent later = createFrom("001010000000349", "ims", 0x349, 349, 2'000'000'000);
+  ASSERT_EQ(answerCreate(later, 16, uint8_t{6}, 2'000'000'000).size(), 1u);
+  EXPECT_EQ(header_->counters.gateway_restarts.load(), 1u);
+  egress_.sent.clear();
+  proxy_->tick(2'000'000'000);
+  proxy_->tick(3'000'000'000);  // a second of credit: 1000 notifications
+  ASSERT_EQ(egress_.sent.size(), 3u);
+  const std::vector<Sent> notifications = egress_.sent;  // feed() below clears egress_.sent
+  std::set<uint32_t> teids;
+  for (const Sent& out : notifications) {
+    EXPECT_EQ(out.to, net::Address::v4(kSgw, kPort));
+    Message m = decode(out.bytes);
+    EXPECT_EQ(m.messageType(), MessageType::kDeleteBearerRequest);
+    teids.insert(m.header().teid);
+    EXPECT_EQ(readFirst<Ebi>(m, 0)->value, 5) << "the default bearer's EBI as LBI";
+    EXPECT_EQ(readFirst<CauseIe>(m)->value, 8) << "Reactivation requested";
+    // The SGW answers; nothing goes on.
+    auto none = feed(simple(MessageType::kDeleteBearerResponse, 0, m.header().sequence_number, 16),
+                     net::Address::v4(kSgw, kPort), 3'100'000'000);
+    EXPECT_TRUE(none.empty());
+  }
+  EXPECT_EQ(teids, (std::set<uint32_t>{0x340, 0x341, 0x342}));
+  EXPECT_EQ(sessions_.active(), 1u) << "the session created with the new Recovery stays";
+  EXPECT_EQ(header_->counters.restart_sessions_removed.load(), 3u);
+  EXPECT_EQ(header_->counters.restart_notifications_answered.load(), 3u);
+}
+
+TEST_F(ProxyTest, RestartSeenByTheForwarderIsFollowedAtTheConfiguredRate) {
+  useRouting("health_check: {restart_notify_rate: 2}\n");
+  forwarder::ForwarderShm& f = healthChecks();
+  f.gateways[2].recovery.store(5);
+  proxy_->setGatewayStatus(&f);  // learns Recovery 5 of pgw3
+  for (uint32_t i = 0; i < 5; ++i) {
+    const Sent s = createFrom("00101000000035" + std::to_string(i), "ims", 0x350 + i, 350 + i, 1'000'000'000);
+    ASSERT_EQ(answerCreate(s, 16).size(), 1u);
+  }
+  // An Echo Response with Recovery 6.
+  f.gateways[2].recovery.store(6);
+  f.gateways[2].restarts.store(1);
+  egress_.sent.clear();
+  // A token bucket of one second's worth: 2 at once, then 2 per second.
+  proxy_->tick(10'000'000'000);
+  EXPECT_EQ(egress_.sent.size(), 2u);
+  proxy_->tick(10'400'000'000);
+  EXPECT_EQ(egress_.sent.size(), 2u) << "0.8 of a notification owed: none sent";
+  proxy_->tick(11'100'000'000);
+  EXPECT_EQ(egress_.sent.size(), 4u);
+  proxy_->tick(12'100'000'000);
+  EXPECT_EQ(egress_.sent.size(), 5u);
+  EXPECT_EQ(sessions_.active(), 0u);
+  EXPECT_EQ(header_->counters.gateway_restarts.load(), 1u);
+  // The same count again is not a second restart.
+  proxy_->tick(14'100'000'000);
+  EXPECT_EQ(header_->counters.gateway_restarts.load(), 1u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "common/gtp/v2/patch.h"
 #include "common/gtp/v2/validate.h"
 #include "common/partition.h"
+#include "common/time/clock.h"
 
 namespace gtpcp::worker {
 
@@ -37,6 +38,28 @@ bool isGatewayControl(uint8_t interface_type) {
 }
 
 bool accepted(uint8_t cause) { return cause >= 16 && cause < 64; }
+
+// The SGW-initiated commands of TS 29.274 §7.2.15-7.2.17: the PGW answers
+// one with a request of its own that carries the command's sequence number.
+bool isCommand(uint8_t message_type) {
+  return message_type == static_cast<uint8_t>(MessageType::kModifyBearerCommand) ||
+         message_type == static_cast<uint8_t>(MessageType::kDeleteBearerCommand) ||
+         message_type == static_cast<uint8_t>(MessageType::kBearerResourceCommand);
+}
+
+constexpr uint8_t kPending = static_cast<uint8_t>(TransactionState::kPending);
+constexpr uint8_t kAnswered = static_cast<uint8_t>(TransactionState::kAnswered);
+constexpr uint8_t kActive = static_cast<uint8_t>(SessionState::kActive);
+constexpr uint8_t kCreating = static_cast<uint8_t>(SessionState::kCreating);
+
+constexpr std::size_t kMaxDatagram = 65535;
+// Gateway restarts followed at once; more wait for the current walk to end.
+constexpr std::size_t kMaxRestarts = 64;
+// How often the forwarder's restart counts are looked at.
+constexpr uint64_t kWatchPeriodNs = 10'000'000;
+// TS 29.274 Table 8.4-1: the UE is asked to connect again (to a gateway
+// that has its session).
+constexpr uint8_t kCauseReactivationRequested = 8;
 
 }  // namespace
 
@@ -67,14 +90,28 @@ Proxy::Proxy(const ProxySettings& settings, WorkerShmHeader& header, SessionTabl
       transactions_(transactions),
       routing_(&routing),
       picker_(routing),
-      egress_(egress) {}
+      egress_(egress),
+      // Creations in flight at once, with room: a burst of a second's worth
+      // at the highest rate a worker takes.
+      timers_(std::max<uint32_t>(1024, transactions.capacity() / 8)),
+      resend_(kMaxDatagram) {
+  restarts_.reserve(kMaxRestarts);
+  mapGatewayStatus();
+}
 
 void Proxy::setRouting(const config::RoutingTable& routing) {
   routing_ = &routing;
   picker_ = config::GatewayPicker(routing);
+  mapGatewayStatus();
+}
+
+void Proxy::setGatewayStatus(const forwarder::ForwarderShm* shm) {
+  status_shm_ = shm;
+  mapGatewayStatus();
 }
 
 void Proxy::handle(const Arrival& arrival, std::span<uint8_t> bytes) noexcept {
+  now_ns_ = std::max(now_ns_, arrival.now_ns);
   counters_.datagrams_received.add();
   if (bytes.empty() || (bytes[0] >> 5) != kVersion) {
     counters_.messages_dropped.add();
@@ -107,6 +144,19 @@ void Proxy::handleRequest(Context& c) noexcept {
   if (!h.teidPresent()) {
     counters_.messages_dropped.add();
     return;
+  }
+  // A request is handled once (TS 29.274 §7.6): a retransmission, same peer
+  // and same sequence number, goes where the first copy went, or gets the
+  // answer the first copy got.
+  if (TransactionShm* t = transactions_.findByRequester(c.arrival.peer, h.sequence_number)) {
+    if (t->message_type == h.message_type) {
+      retransmitted(c, *t);
+      return;
+    }
+    // Another message with a live number: the peer reused it early. The new
+    // request is the one it waits an answer for.
+    counters_.sequence_reused.add();
+    transactions_.close(*t);
   }
   if (h.teid == 0) {
     if (c.message.messageType() == MessageType::kCreateSessionRequest) {
@@ -156,15 +206,14 @@ void Proxy::createSession(Context& c) noexcept {
     reject(c, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
     return;
   }
-  const auto gateway_index = picker_.pick(selection->pool, [](uint16_t) { return true; });
+  const auto gateway_index =
+      picker_.pick(selection->pool, [this](uint16_t g) { return gatewayUp(g); });
   if (!gateway_index) {
     counters_.no_gateway.add();
     reject(c, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
     return;
   }
-  const config::Gateway& chosen = routing_->gateway(*gateway_index);
-  const net::Address gateway = chosen.isIpv6() ? net::Address::v6(std::get<gtp::Ipv6>(chosen.address), chosen.port)
-                                               : net::Address::v4(std::get<gtp::Ipv4>(chosen.address), chosen.port);
+  const net::Address gateway = gatewayAddress(*gateway_index);
   const uint8_t gateway_socket = settings_.sockets.gateway(gateway.family);
   if (gateway_socket == group::kNoSocket) {
     counters_.no_gateway.add();
@@ -201,23 +250,20 @@ void Proxy::createSession(Context& c) noexcept {
     return;
   }
   const uint32_t sequence = allocateSequence(false);
-  TransactionShm* t = transactions_.insert(sequence);
+  TransactionShm* t = openTransaction(c, c.message, proxyNumbered(sequence), *s, Leg::kGateway, gateway_socket,
+                                      gateway);
   if (t == nullptr) {
-    counters_.transactions_evicted.add();
     sessions_.release(*s);
     reject(c, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
     return;
   }
-  t->toward = static_cast<uint8_t>(Leg::kGateway);
-  t->message_type = m.header().message_type;
-  t->requester_socket = c.arrival.socket;
-  t->requester = c.arrival.peer;
-  t->requester_sequence = m.header().sequence_number;
-  t->session_teid = sessions_.teid(*s, Leg::kAccess);
-  t->sent_ns = c.arrival.now_ns;
+  t->attempts = 1;
+  t->tried[0] = *gateway_index;
   // The header TEID stays 0: the PGW has no TEID for this session yet.
   patchSequenceNumber(c.message_bytes, sequence);
-  counters_.transactions_started.add();
+  const config::Failover& failover = routing_->failover();
+  if (failover.attempts > 1) transactions_.keepRequest(*t, c.bytes);
+  if (failover.response_timeout_ms != 0 && failover.attempts > 1) startCreationTimer(*t, c.arrival.now_ns);
   send(gateway_socket, gateway, c.bytes);
 }
 
@@ -236,32 +282,124 @@ void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
     return;
   }
   const Header& h = c.message.header();
-  const uint32_t sequence = allocateSequence(h.sequence_number & kCommandBit);
-  TransactionShm* t = transactions_.insert(sequence);
+  // A request the PGW sends because of an SGW's command carries the
+  // sequence number the proxy gave the command: the SGW gets it with the
+  // number it gave the command (TS 29.274 §7.6), and its response is matched
+  // by that number and the session's TEID.
+  TransactionShm* command =
+      from == Leg::kGateway && (h.sequence_number & kCommandBit) ? triggeringCommand(h.sequence_number, session)
+                                                                   : nullptr;
+  uint32_t sequence;
+  uint64_t key;
+  if (command != nullptr) {
+    sequence = command->requester_sequence;
+    key = commandNumbered(sessions_.teid(session, Leg::kAccess), sequence);
+  } else {
+    sequence = allocateSequence(h.sequence_number & kCommandBit);
+    key = proxyNumbered(sequence);
+  }
+  const net::Address destination = peer.address.withPort(kGtpcPort);
+  TransactionShm* t = openTransaction(c, c.message, key, session, to, socket, destination);
   if (t == nullptr) {
-    counters_.transactions_evicted.add();
     reject(c, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
     return;
   }
-  t->toward = static_cast<uint8_t>(to);
-  t->message_type = h.message_type;
-  t->requester_socket = c.arrival.socket;
-  t->requester = c.arrival.peer;
-  t->requester_sequence = h.sequence_number;
-  t->session_teid = sessions_.teid(session, Leg::kAccess);
-  t->sent_ns = c.arrival.now_ns;
   session.updated_ns = c.arrival.wall_ns;
   patchTeid(c.message_bytes, peer.teid);
   patchSequenceNumber(c.message_bytes, sequence);
+  send(socket, destination, c.bytes);
+  // The command is answered by this request: a retransmitted command gets
+  // it again, as it would from the PGW.
+  if (command != nullptr) transactions_.answered(*command, c.bytes);
+}
+
+TransactionShm* Proxy::triggeringCommand(uint32_t sequence, const SessionShm& session) noexcept {
+  TransactionShm* t = transactions_.findByResponse(proxyNumbered(sequence));
+  if (t != nullptr && t->state == kPending && isCommand(t->message_type) &&
+      t->toward == static_cast<uint8_t>(Leg::kGateway) &&
+      t->session_teid == sessions_.teid(session, Leg::kAccess)) {
+    return t;
+  }
+  // A PGW-initiated request that happens to have the top bit set, or one for
+  // a command already expired: it goes on with a proxy number of its own.
+  counters_.triggered_unmatched.add();
+  return nullptr;
+}
+
+TransactionShm* Proxy::openTransaction(const Context& c, const Message& request, uint64_t response_key,
+                                       const SessionShm& session, Leg toward, uint8_t destination_socket,
+                                       const net::Address& destination) noexcept {
+  TransactionShm* t = transactions_.open(response_key, c.arrival.peer, request.header().sequence_number,
+                                         c.arrival.now_ns);
+  if (t == nullptr) {
+    counters_.transactions_full.add();
+    return nullptr;
+  }
+  t->toward = static_cast<uint8_t>(toward);
+  t->message_type = request.header().message_type;
+  t->requester_socket = c.arrival.socket;
+  t->destination_socket = destination_socket;
+  t->destination = destination;
+  t->session_teid = sessions_.teid(session, Leg::kAccess);
   counters_.transactions_started.add();
-  send(socket, peer.address.withPort(kGtpcPort), c.bytes);
+  counters_.transactions_live.set(transactions_.live());
+  return t;
+}
+
+void Proxy::retransmitted(Context& c, TransactionShm& t) noexcept {
+  if (t.state == kAnswered) {
+    const auto answer = transactions_.answerOf(t);
+    if (answer.empty()) {
+      counters_.answers_lost.add();
+      return;
+    }
+    counters_.answers_replayed.add();
+    send(c.arrival.socket, c.arrival.peer, answer);
+    return;
+  }
+  // Pending: the same translated request again, to the same gateway or SGW.
+  SessionShm* session = sessions_.find(t.session_teid);
+  if (session == nullptr) {
+    counters_.messages_dropped.add();
+    return;
+  }
+  const Leg toward = static_cast<Leg>(t.toward);
+  if (!translateControlFTeids(c, *session, other(toward))) {
+    counters_.messages_dropped.add();
+    return;
+  }
+  // A creation goes with TEID 0 (the PGW has none yet); everything else to
+  // the peer's TEID, as the first copy.
+  if (c.message.header().teid != 0) {
+    patchTeid(c.message_bytes, toward == Leg::kGateway ? session->pgw.teid : session->sgw.teid);
+  }
+  patchSequenceNumber(c.message_bytes, static_cast<uint32_t>(t.response_key));
+  counters_.requests_retransmitted.add();
+  send(t.destination_socket, t.destination, c.bytes);
 }
 
 void Proxy::handleResponse(Context& c) noexcept {
   const Header& h = c.message.header();
-  TransactionShm* t = transactions_.find(h.sequence_number);
+  TransactionShm* t = nullptr;
+  // An SGW answering a command-triggered request answers with its own
+  // command's number, unique only within the session.
+  if ((h.sequence_number & kCommandBit) && h.teidPresent() && h.teid != 0) {
+    t = transactions_.findByResponse(commandNumbered(h.teid, h.sequence_number));
+  }
+  if (t == nullptr) t = transactions_.findByResponse(proxyNumbered(h.sequence_number));
   if (t == nullptr) {
     counters_.responses_unmatched.add();
+    return;
+  }
+  if (t->state != kPending) {
+    counters_.responses_duplicate.add();
+    return;
+  }
+  if (t->requester_socket == kProxyOrigin) {
+    // An SGW answering the proxy's own Delete Bearer Request: nobody waits for it.
+    counters_.restart_notifications_answered.add();
+    counters_.transactions_completed.add();
+    transactions_.answered(*t, {});
     return;
   }
   SessionShm* session = t->session_teid != 0 ? sessions_.find(t->session_teid) : nullptr;
@@ -284,8 +422,15 @@ void Proxy::handleResponse(Context& c) noexcept {
 
 void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) noexcept {
   const Message& m = c.message;
+  // A gateway answering with another Recovery value than before restarted:
+  // sessions older than this one are gone there.
+  noteRecovery(s.gateway, m, s.created_ns);
   auto cause = readFirst<CauseIe>(m);
   const bool ok = cause && accepted(cause->value);
+  if (!ok && cause && routing_->failover().triesAnother(cause->value)) {
+    failOver(t, s);  // to the next gateway, or the SGW is told none is left
+    return;
+  }
   if (ok) {
     translateControlFTeids(c, s, Leg::kGateway);
     if (s.pgw.teid == 0 || !s.pgw.address.valid()) {
@@ -293,9 +438,8 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
       // be reached again. Refuse it toward the SGW.
       counters_.sessions_rejected.add();
       answer(t.requester_socket, t.requester, static_cast<uint8_t>(MessageType::kCreateSessionResponse),
-             s.sgw.teid, t.requester_sequence, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
+             s.sgw.teid, t.requester_sequence, static_cast<uint8_t>(Cause::kNoResourcesAvailable), 0, 0, &t);
       sessions_.release(s);
-      transactions_.erase(t);
       return;
     }
     s.state = static_cast<uint8_t>(SessionState::kActive);
@@ -307,9 +451,7 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
   // A dedicated bearer's Create Bearer Request may ride on the response; it
   // is only meaningful for an accepted session (TS 29.274 §7.7.0).
   const bool with_piggybacked = ok && translatePiggybacked(c, s, Leg::kGateway);
-  send(t.requester_socket, t.requester, with_piggybacked ? c.bytes : alone(c));
-  counters_.transactions_completed.add();
-  transactions_.erase(t);
+  reply(t, with_piggybacked ? c.bytes : alone(c));
   if (!ok) {
     // A rejected creation leaves no session behind.
     counters_.sessions_rejected.add();
@@ -323,20 +465,19 @@ void Proxy::relayResponse(Context& c, TransactionShm& t, SessionShm* session) no
     // The session ended while this transaction was open (a Delete Session
     // crossed it): whom to restore the TEID for is gone.
     counters_.responses_unmatched.add();
-    transactions_.erase(t);
+    transactions_.close(t);
+    counters_.transactions_live.set(transactions_.live());
     return;
   }
   const Leg from = static_cast<Leg>(t.toward);  // the response comes from where the request went
+  if (from == Leg::kGateway) noteRecovery(session->gateway, c.message, c.arrival.wall_ns);
   translateControlFTeids(c, *session, from);
   const uint32_t requester_teid = from == Leg::kGateway ? session->sgw.teid : session->pgw.teid;
   patchTeid(c.message_bytes, requester_teid);
   patchSequenceNumber(c.message_bytes, t.requester_sequence);
   const bool with_piggybacked = translatePiggybacked(c, *session, from);
-  send(t.requester_socket, t.requester, with_piggybacked ? c.bytes : alone(c));
-  counters_.transactions_completed.add();
-  const bool deleting = t.message_type == static_cast<uint8_t>(MessageType::kDeleteSessionRequest);
-  transactions_.erase(t);
-  if (deleting) {
+  reply(t, with_piggybacked ? c.bytes : alone(c));
+  if (t.message_type == static_cast<uint8_t>(MessageType::kDeleteSessionRequest)) {
     auto cause = readFirst<CauseIe>(c.message);
     // Context Not Found: the PGW no longer has it either.
     if (cause && (accepted(cause->value) || cause->value == static_cast<uint8_t>(Cause::kContextNotFound))) {
@@ -359,21 +500,13 @@ bool Proxy::translatePiggybacked(Context& c, SessionShm& session, Leg from) noex
   if (!translateControlFTeids(pc, session, from)) return false;
   const Leg to = other(from);
   const uint32_t sequence = allocateSequence(p.header().sequence_number & kCommandBit);
-  TransactionShm* t = transactions_.insert(sequence);
-  if (t == nullptr) {
-    counters_.transactions_evicted.add();
-    return false;
-  }
-  t->toward = static_cast<uint8_t>(to);
-  t->message_type = p.header().message_type;
-  t->requester_socket = c.arrival.socket;
-  t->requester = c.arrival.peer;
-  t->requester_sequence = p.header().sequence_number;
-  t->session_teid = sessions_.teid(session, Leg::kAccess);
-  t->sent_ns = c.arrival.now_ns;
-  patchTeid(pc.message_bytes, to == Leg::kAccess ? session.sgw.teid : session.pgw.teid);
+  const Endpoint& peer = to == Leg::kAccess ? session.sgw : session.pgw;
+  const uint8_t socket = to == Leg::kAccess ? session.access_socket : session.gateway_socket;
+  TransactionShm* t = openTransaction(c, p, proxyNumbered(sequence), session, to, socket,
+                                      peer.address.withPort(kGtpcPort));
+  if (t == nullptr) return false;
+  patchTeid(pc.message_bytes, peer.teid);
   patchSequenceNumber(pc.message_bytes, sequence);
-  counters_.transactions_started.add();
   return true;
 }
 
@@ -437,8 +570,8 @@ void Proxy::reject(Context& c, uint8_t cause, uint8_t offending_type, uint8_t of
 }
 
 void Proxy::answer(uint8_t socket, const net::Address& to, uint8_t response_type, uint32_t teid,
-                   uint32_t sequence, uint8_t cause, uint8_t offending_type,
-                   uint8_t offending_instance) noexcept {
+                   uint32_t sequence, uint8_t cause, uint8_t offending_type, uint8_t offending_instance,
+                   TransactionShm* transaction) noexcept {
   std::array<uint8_t, 64> buffer;
   Builder b(buffer);
   b.begin(static_cast<MessageType>(response_type), teid, sequence);
@@ -448,8 +581,18 @@ void Proxy::answer(uint8_t socket, const net::Address& to, uint8_t response_type
   b.add(ie);
   if (auto out = b.finish()) {
     counters_.rejections_sent.add();
-    send(socket, to, *out);
+    if (transaction != nullptr) {
+      reply(*transaction, *out);
+    } else {
+      send(socket, to, *out);
+    }
   }
+}
+
+void Proxy::reply(TransactionShm& t, std::span<const uint8_t> bytes) noexcept {
+  send(t.requester_socket, t.requester, bytes);
+  counters_.transactions_completed.add();
+  transactions_.answered(t, bytes);
 }
 
 uint32_t Proxy::allocateSequence(bool command) noexcept {
@@ -470,7 +613,215 @@ bool Proxy::send(uint8_t socket, const net::Address& to, std::span<const uint8_t
   return true;
 }
 
+bool Proxy::gatewayUp(uint16_t gateway) const noexcept {
+  if (gateway >= watch_.size() || watch_[gateway].status == nullptr) return true;
+  return watch_[gateway].status->up.load(std::memory_order_relaxed) != 0;
+}
+
+net::Address Proxy::gatewayAddress(uint16_t gateway) const noexcept {
+  const config::Gateway& g = routing_->gateway(gateway);
+  return g.isIpv6() ? net::Address::v6(std::get<gtp::Ipv6>(g.address), g.port)
+                    : net::Address::v4(std::get<gtp::Ipv4>(g.address), g.port);
+}
+
+void Proxy::mapGatewayStatus() {
+  const std::size_t n = routing_->gateways().size();
+  std::vector<GatewayWatch> watch(n);
+  // A1: pairs with P1 in the forwarder's GatewayHealth: the entries' addresses
+  // are complete below the published count.
+  status_published_ = status_shm_ != nullptr ? status_shm_->gateways_published.load(std::memory_order_acquire) : 0;
+  for (std::size_t i = 0; i < n && i < status_published_; ++i) {
+    const forwarder::GatewayStatusShm& e = status_shm_->gateways[i];
+    if (!(e.address == gatewayAddress(static_cast<uint16_t>(i)))) continue;  // another document
+    watch[i].status = &e;
+    watch[i].restarts = e.restarts.load(std::memory_order_acquire);
+    watch[i].recovery = e.recovery.load(std::memory_order_relaxed);
+  }
+  // What this worker learnt from the gateways' own messages stays.
+  for (std::size_t i = 0; i < n && i < watch_.size(); ++i)
+    if (watch[i].recovery == forwarder::kRecoveryUnknown) watch[i].recovery = watch_[i].recovery;
+  watch_ = std::move(watch);
+}
+
+void Proxy::watchGateways(uint64_t now_ns, uint64_t wall_ns) noexcept {
+  if (status_shm_ == nullptr || now_ns < next_watch_ns_) return;
+  next_watch_ns_ = now_ns + kWatchPeriodNs;
+  if (status_shm_->gateways_published.load(std::memory_order_acquire) != status_published_) {
+    mapGatewayStatus();  // the forwarder started again, maybe with another document: rare
+    return;
+  }
+  for (std::size_t g = 0; g < watch_.size(); ++g) {
+    GatewayWatch& w = watch_[g];
+    if (w.status == nullptr) continue;
+    // A2: pairs with R1 in GatewayHealth::onEchoResponse(): the new Recovery
+    // value is visible once the count changed.
+    const uint32_t restarts = w.status->restarts.load(std::memory_order_acquire);
+    const uint32_t recovery = w.status->recovery.load(std::memory_order_relaxed);
+    if (restarts != w.restarts) {
+      w.restarts = restarts;
+      // Seen already in a message of the gateway: not a second restart.
+      if (w.recovery != forwarder::kRecoveryUnknown && w.recovery != recovery)
+        gatewayRestarted(static_cast<uint16_t>(g), wall_ns);
+      w.recovery = recovery;
+    } else if (w.recovery == forwarder::kRecoveryUnknown) {
+      w.recovery = recovery;
+    }
+  }
+}
+
+void Proxy::noteRecovery(uint16_t gateway, const Message& m, uint64_t before_wall_ns) noexcept {
+  if (gateway >= watch_.size()) return;
+  auto r = readFirst<Recovery>(m);
+  if (!r) return;
+  GatewayWatch& w = watch_[gateway];
+  if (w.recovery != forwarder::kRecoveryUnknown && w.recovery != r->value)
+    gatewayRestarted(gateway, before_wall_ns);
+  w.recovery = r->value;
+}
+
+void Proxy::gatewayRestarted(uint16_t gateway, uint64_t before_wall_ns) noexcept {
+  counters_.gateway_restarts.add();
+  if (restarts_.size() == kMaxRestarts) {
+    // Dozens of restarts within one walk: the oldest entry covers the most
+    // sessions; widen it to this gateway's by walking again for the newest.
+    restarts_.back() = Restart{gateway, before_wall_ns};
+  } else {
+    restarts_.push_back(Restart{gateway, before_wall_ns});
+  }
+  // Walk the sessions again from the start, for this restart and the others.
+  restart_cursor_ = SessionTable::Cursor{};
+}
+
+void Proxy::cleanUpRestarts(uint64_t now_ns) noexcept {
+  if (restarts_.empty()) {
+    last_notify_ns_ = now_ns;
+    return;
+  }
+  const double rate = routing_->healthCheck().restart_notify_rate;
+  notify_credit_ = std::min(rate, notify_credit_ + rate * static_cast<double>(now_ns - last_notify_ns_) / 1e9);
+  last_notify_ns_ = now_ns;
+  if (notify_credit_ < 1) return;
+  // Each turn looks at a bounded number of slots, so a large table is walked
+  // over several turns and session traffic keeps flowing in between.
+  sessions_.scan(restart_cursor_, 4096, [&](SessionShm& s) {
+    bool gone = false;
+    for (const Restart& r : restarts_)
+      gone |= s.gateway == r.gateway && s.state == kActive && s.created_ns < r.before_wall_ns;
+    if (!gone) return true;
+    if (notify_credit_ < 1) return false;  // this one waits for the next turn
+    notify_credit_ -= 1;
+    sendDeleteBearer(s);
+    sessions_.release(s);
+    counters_.restart_sessions_removed.add();
+    return true;
+  });
+  counters_.sessions_active.set(sessions_.active());
+  if (restart_cursor_.done(sessions_)) restarts_.clear();
+}
+
+void Proxy::sendDeleteBearer(SessionShm& s) noexcept {
+  // TS 29.274 §7.2.9.2: the LBI deletes the whole PDN connection; the SGW
+  // and the MME take the UE through a new attach to a gateway that is up.
+  const uint32_t sequence = allocateSequence(false);
+  const net::Address sgw = s.sgw.address.withPort(kGtpcPort);
+  TransactionShm* t = transactions_.open(proxyNumbered(sequence), net::Address{}, sequence, last_notify_ns_);
+  if (t != nullptr) {
+    t->toward = static_cast<uint8_t>(Leg::kAccess);
+    t->message_type = static_cast<uint8_t>(MessageType::kDeleteBearerRequest);
+    t->requester_socket = kProxyOrigin;
+    t->destination_socket = s.access_socket;
+    t->destination = sgw;
+    t->session_teid = sessions_.teid(s, Leg::kAccess);
+    counters_.transactions_started.add();
+  }
+  std::array<uint8_t, 64> buffer;
+  Builder b(buffer);
+  b.begin(MessageType::kDeleteBearerRequest, s.sgw.teid, sequence);
+  b.add(Ebi{s.default_ebi}, 0);  // Linked EPS Bearer ID
+  CauseIe cause;
+  cause.value = kCauseReactivationRequested;
+  b.add(cause);
+  if (auto out = b.finish()) {
+    counters_.restart_notifications_sent.add();
+    send(s.access_socket, sgw, *out);
+  }
+}
+
+bool Proxy::failOver(TransactionShm& t, SessionShm& s) noexcept {
+  const config::Failover& failover = routing_->failover();
+  auto tried = [&t](uint16_t g) {
+    for (uint8_t i = 0; i < t.attempts && i < 4; ++i)
+      if (t.tried[i] == g) return true;
+    return false;
+  };
+  std::optional<uint16_t> next;
+  if (t.attempts < failover.attempts)
+    next = picker_.pick(s.pool, [&](uint16_t g) { return gatewayUp(g) && !tried(g); });
+  const auto request = transactions_.requestOf(t);
+  net::Address address;
+  uint8_t socket = group::kNoSocket;
+  if (next) {
+    address = gatewayAddress(*next);
+    socket = settings_.sockets.gateway(address.family);
+  }
+  const uint32_t sequence = allocateSequence(false);
+  if (!next || request.empty() || socket == group::kNoSocket || !transactions_.rekey(t, proxyNumbered(sequence))) {
+    counters_.creations_exhausted.add();
+    counters_.sessions_rejected.add();
+    answer(t.requester_socket, t.requester, static_cast<uint8_t>(MessageType::kCreateSessionResponse), s.sgw.teid,
+           t.requester_sequence, failover.exhaustedCause(), 0, 0, &t);
+    sessions_.release(s);
+    counters_.sessions_active.set(sessions_.active());
+    return false;
+  }
+  s.gateway = *next;
+  s.gateway_address = address;
+  s.gateway_socket = socket;
+  t.tried[t.attempts++] = *next;
+  t.destination = address;
+  t.destination_socket = socket;
+  std::memcpy(resend_.data(), request.data(), request.size());
+  const std::span<uint8_t> bytes(resend_.data(), request.size());
+  patchSequenceNumber(bytes, sequence);
+  // The copy kept is the one with the new number (a later failover starts from it).
+  transactions_.keepRequest(t, bytes);
+  counters_.creations_failed_over.add();
+  if (failover.response_timeout_ms != 0) startCreationTimer(t, now_ns_);
+  send(socket, address, bytes);
+  return true;
+}
+
+void Proxy::startCreationTimer(const TransactionShm& t, uint64_t now_ns) noexcept {
+  if (timer_count_ == timers_.size()) {
+    counters_.creation_timers_full.add();
+    return;
+  }
+  const uint64_t timeout = uint64_t{routing_->failover().response_timeout_ms} * 1'000'000;
+  const auto tail = static_cast<uint32_t>((timer_head_ + timer_count_) % timers_.size());
+  timers_[tail] = CreationTimer{transactions_.indexOf(t), t.response_key, now_ns + timeout};
+  ++timer_count_;
+}
+
+void Proxy::expireCreations(uint64_t now_ns) noexcept {
+  while (timer_count_ != 0 && timers_[timer_head_].deadline_ns <= now_ns) {
+    const CreationTimer timer = timers_[timer_head_];
+    timer_head_ = static_cast<uint32_t>((timer_head_ + 1) % timers_.size());
+    --timer_count_;
+    TransactionShm& t = transactions_.record(timer.record);
+    // Answered, expired, or sent elsewhere since: the timer is stale.
+    if (t.state != kPending || t.response_key != timer.response_key) continue;
+    SessionShm* s = sessions_.find(t.session_teid);
+    if (s == nullptr || s->state != kCreating) continue;
+    counters_.creations_timed_out.add();
+    failOver(t, *s);
+  }
+}
+
 void Proxy::tick(uint64_t now_ns) noexcept {
+  now_ns_ = std::max(now_ns_, now_ns);
+  expireCreations(now_ns);
+  if (status_shm_ != nullptr && now_ns >= next_watch_ns_) watchGateways(now_ns, realtimeNs());
+  cleanUpRestarts(now_ns);
   if (now_ns < settings_.transaction_timeout_ns) return;
   // Look at the whole table once per quarter of a transaction's lifetime,
   // whether the worker turns every microsecond or sleeps between turns: an
@@ -484,6 +835,7 @@ void Proxy::tick(uint64_t now_ns) noexcept {
   const auto budget = static_cast<uint32_t>(sweep_credit_);
   sweep_credit_ = 0;
   transactions_.sweep(now_ns - settings_.transaction_timeout_ns, budget, [&](TransactionShm& t) {
+    if (t.state != kPending) return;  // answered: its time for retransmissions is over
     counters_.transactions_expired.add();
     if (t.message_type != static_cast<uint8_t>(MessageType::kCreateSessionRequest)) return;
     // The PGW never answered the creation: the SGW has given up too (its
@@ -495,6 +847,7 @@ void Proxy::tick(uint64_t now_ns) noexcept {
       counters_.sessions_active.set(sessions_.active());
     }
   });
+  counters_.transactions_live.set(transactions_.live());
 }
 
 }  // namespace gtpcp::worker

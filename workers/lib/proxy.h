@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "common/config/routing.h"
 #include "common/group/socket_plan.h"
 #include "common/gtp/v2/message.h"
 #include "common/net/address.h"
+#include "forwarder/lib/forwarder_shm.h"
 #include "workers/lib/egress.h"
 #include "workers/lib/session_table.h"
 #include "workers/lib/transaction_table.h"
@@ -53,6 +55,10 @@ class Proxy {
   // Replaces the routing document (between datagrams).
   void setRouting(const config::RoutingTable& routing);
 
+  // Where the forwarder's health checks publish gateway states and restarts
+  // (ForwarderShm::gateways); without it every gateway counts as up.
+  void setGatewayStatus(const forwarder::ForwarderShm* shm);
+
   struct Context;  // the datagram being handled
 
  private:
@@ -62,6 +68,16 @@ class Proxy {
   void relayRequest(Context& c, SessionShm& session, Leg from) noexcept;
   void finishCreateSession(Context& c, TransactionShm& t, SessionShm& session) noexcept;
   void relayResponse(Context& c, TransactionShm& t, SessionShm* session) noexcept;
+  // A request seen before: sent on again while pending, answered from the
+  // cache once answered.
+  void retransmitted(Context& c, TransactionShm& t) noexcept;
+  // The pending command of `session` the proxy sent with `sequence`, or nullptr.
+  TransactionShm* triggeringCommand(uint32_t sequence, const SessionShm& session) noexcept;
+  TransactionShm* openTransaction(const Context& c, const gtp::v2::Message& request, uint64_t response_key,
+                                  const SessionShm& session, Leg toward, uint8_t destination_socket,
+                                  const net::Address& destination) noexcept;
+  // Sends the answer of `t` to its requester and keeps it for retransmissions.
+  void reply(TransactionShm& t, std::span<const uint8_t> bytes) noexcept;
 
   // Rewrites the top-level control-plane F-TEIDs a peer on `from` put in the
   // message (its own GTP-C endpoint) to the proxy's endpoint on the other
@@ -76,8 +92,30 @@ class Proxy {
   // Sends a response of `response_type` carrying only a Cause.
   void answer(uint8_t socket, const net::Address& to, uint8_t response_type, uint32_t teid,
               uint32_t sequence, uint8_t cause, uint8_t offending_type = 0,
-              uint8_t offending_instance = 0) noexcept;
+              uint8_t offending_instance = 0, TransactionShm* transaction = nullptr) noexcept;
   uint32_t allocateSequence(bool command) noexcept;
+
+  // -- gateways: health, failover, restarts
+  bool gatewayUp(uint16_t gateway) const noexcept;
+  // Gateway `gateway` of the routing document as an address, and the
+  // socket toward it (group::kNoSocket when none of its family).
+  net::Address gatewayAddress(uint16_t gateway) const noexcept;
+  // Matches the routing document's gateways with the forwarder's entries.
+  void mapGatewayStatus();
+  // Looks at the forwarder's restart counts (every few milliseconds).
+  void watchGateways(uint64_t now_ns, uint64_t wall_ns) noexcept;
+  // A Recovery IE in a message from `gateway`: a changed value is a restart.
+  void noteRecovery(uint16_t gateway, const gtp::v2::Message& m, uint64_t before_wall_ns) noexcept;
+  void gatewayRestarted(uint16_t gateway, uint64_t before_wall_ns) noexcept;
+  // Removes the sessions of restarted gateways and tells their SGWs, at
+  // most health_check.restart_notify_rate per second.
+  void cleanUpRestarts(uint64_t now_ns) noexcept;
+  void sendDeleteBearer(SessionShm& session) noexcept;
+  // Sends the creation of `t` to the next gateway of the session's pool.
+  // False when none is left: the SGW was answered and the session removed.
+  bool failOver(TransactionShm& t, SessionShm& session) noexcept;
+  void startCreationTimer(const TransactionShm& t, uint64_t now_ns) noexcept;
+  void expireCreations(uint64_t now_ns) noexcept;
   bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept;
   net::Address proxyAddress(Leg leg, uint8_t family) const noexcept;
 
@@ -92,6 +130,36 @@ class Proxy {
   gtp::v2::Datagram datagram_;
   uint64_t last_tick_ns_ = 0;
   uint64_t sweep_credit_ = 0;  // table slots the sweep owes
+  uint64_t now_ns_ = 0;        // the latest CLOCK_MONOTONIC reading seen
+
+  struct GatewayWatch {
+    const forwarder::GatewayStatusShm* status = nullptr;  // none: unchecked, counts as up
+    uint32_t restarts = 0;                                // the forwarder's count last seen
+    uint32_t recovery = forwarder::kRecoveryUnknown;      // the gateway's Recovery as this worker knows it
+  };
+  const forwarder::ForwarderShm* status_shm_ = nullptr;
+  uint32_t status_published_ = 0;
+  std::vector<GatewayWatch> watch_;  // by gateway index of the routing document
+  uint64_t next_watch_ns_ = 0;
+
+  struct Restart {
+    uint16_t gateway;
+    uint64_t before_wall_ns;  // sessions created before this are gone
+  };
+  std::vector<Restart> restarts_;  // capacity reserved: a restart never allocates
+  SessionTable::Cursor restart_cursor_;
+  double notify_credit_ = 0;
+  uint64_t last_notify_ns_ = 0;
+
+  struct CreationTimer {
+    uint32_t record;
+    uint64_t response_key;  // the record still waits for this answer
+    uint64_t deadline_ns;
+  };
+  std::vector<CreationTimer> timers_;  // a ring; deadlines come in order
+  uint32_t timer_head_ = 0;
+  uint32_t timer_count_ = 0;
+  std::vector<uint8_t> resend_;  // a kept request, copied to be patched and sent elsewhere
 };
 
 }  // namespace gtpcp::worker

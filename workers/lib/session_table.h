@@ -37,6 +37,33 @@ class SessionTable {
   uint16_t partitionOf(const SessionShm& session) const noexcept;
   uint64_t active() const noexcept { return active_; }
 
+  // A place in a walk over every session slot (scan()).
+  struct Cursor {
+    uint32_t partition = 0;  // local
+    uint32_t slot = 0;
+    bool done(const SessionTable& t) const noexcept { return partition >= t.layout_.local_partitions; }
+  };
+  // Visits the live sessions from `cursor` on, looking at `budget` slots at
+  // most or until visit(session) returns false (the session it was called
+  // with is visited again next time); returns the slots looked at. The walk
+  // is over when cursor.done().
+  template <class F>
+  uint32_t scan(Cursor& cursor, uint32_t budget, F&& visit) {
+    uint32_t looked = 0;
+    while (looked < budget && !cursor.done(*this)) {
+      if (cursor.slot >= partitions_[cursor.partition].high_water) {
+        ++cursor.partition;
+        cursor.slot = 0;
+        continue;
+      }
+      SessionShm& session = sessions_[uint64_t{cursor.partition} * layout_.per_partition + cursor.slot];
+      ++looked;
+      if (session.state != static_cast<uint8_t>(SessionState::kFree) && !visit(session)) break;
+      ++cursor.slot;
+    }
+    return looked;
+  }
+
   // Visits every live session (status, tests).
   template <class F>
   void forEach(F&& f) {

@@ -24,8 +24,23 @@ namespace gtpcp::worker {
   X(transactions_started, "worker.transactions_started", "requests forwarded awaiting a response")   \
   X(transactions_completed, "worker.transactions_completed", "responses matched and relayed")       \
   X(transactions_expired, "worker.transactions_expired", "forwarded requests never answered")        \
-  X(transactions_evicted, "worker.transactions_evicted", "pending transactions dropped for lack of room") \
-  X(responses_unmatched, "worker.responses_unmatched", "responses to no pending request (late or duplicate)") \
+  X(transactions_full, "worker.transactions_full", "requests refused because the transaction table was full") \
+  X(transactions_live, "worker.transactions_live", "transactions held now, pending or answered (gauge)") \
+  X(requests_retransmitted, "worker.requests_retransmitted", "retransmitted requests sent on again while pending") \
+  X(answers_replayed, "worker.answers_replayed", "retransmitted requests answered from the answer cache") \
+  X(answers_lost, "worker.answers_lost", "retransmitted requests whose cached answer was overwritten (cache too small)") \
+  X(sequence_reused, "worker.sequence_reused", "new requests with the sequence number of a live transaction of the same peer") \
+  X(responses_unmatched, "worker.responses_unmatched", "responses to no live transaction (late, after the lifetime)") \
+  X(responses_duplicate, "worker.responses_duplicate", "second copies of a response already relayed") \
+  X(triggered_unmatched, "worker.triggered_unmatched", "command-triggered requests whose command the proxy did not find") \
+  X(creations_failed_over, "worker.creations_failed_over", "Create Session Requests sent on to another gateway of the pool") \
+  X(creations_timed_out, "worker.creations_timed_out", "gateways silent past failover.response_timeout_ms on a creation") \
+  X(creations_exhausted, "worker.creations_exhausted", "creations refused because no gateway of the pool was left") \
+  X(creation_timers_full, "worker.creation_timers_full", "creations sent without a failover timer (timer queue full)") \
+  X(gateway_restarts, "worker.gateway_restarts", "gateway restarts seen (a changed Recovery value)")          \
+  X(restart_sessions_removed, "worker.restart_sessions_removed", "sessions removed because their gateway restarted") \
+  X(restart_notifications_sent, "worker.restart_notifications_sent", "Delete Bearer Requests sent to SGWs for them") \
+  X(restart_notifications_answered, "worker.restart_notifications_answered", "answers the SGWs gave to those") \
   X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTPv2-C, unexpected)")
 
 struct WorkerCounters {

@@ -1,5 +1,6 @@
 #include "workers/lib/worker_runtime.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -51,7 +52,8 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
   std::unique_ptr<WorkerRuntime> w(new WorkerRuntime());
   w->options_ = options;
   const WorkerLayout layout =
-      WorkerLayout::compute(options.workers, options.index, options.per_partition, options.transactions);
+      WorkerLayout::compute(options.workers, options.index, options.per_partition, options.transactions,
+                            options.answer_cache_bytes);
 
   auto fwd = ring::SharedSegment::createOrAttach(
       options.paths.forwarderSegment(), sizeof(forwarder::ForwarderShm), forwarder::kForwarderSegmentKind,
@@ -75,6 +77,14 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
         h->partitions_offset = layout.partitions_offset;
         h->sessions_offset = layout.sessions_offset;
         h->transactions_offset = layout.transactions_offset;
+        h->answer_bytes = layout.answer_bytes;
+        h->answers_offset = layout.answers_offset;
+        // A random first sequence number: a peer that still holds answers
+        // to an earlier incarnation of this worker's requests must not match
+        // them to new ones.
+        uint64_t start = 0;
+        if (getrandom(&start, sizeof start, 0) != sizeof start) start = static_cast<uint64_t>(monotonicNs());
+        h->sequence_counter = start;
         return {};
       },
       ring::Prefault::kNo);
@@ -85,24 +95,26 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
   w->header_ = reinterpret_cast<WorkerShmHeader*>(base);
   const WorkerShmHeader& h = *w->header_;
   if (h.workers != layout.workers || h.index != layout.index || h.per_partition != layout.per_partition ||
-      h.transactions != layout.transactions || h.sessions_offset != layout.sessions_offset) {
+      h.transactions != layout.transactions || h.sessions_offset != layout.sessions_offset ||
+      h.answer_bytes != layout.answer_bytes || h.answers_offset != layout.answers_offset) {
     return tl::unexpected("shared memory " + options.paths.workerSegment(options.index) +
                           ": holds sessions for workers=" + std::to_string(h.workers) + " index=" +
                           std::to_string(h.index) + " per_partition=" + std::to_string(h.per_partition) +
-                          " transactions=" + std::to_string(h.transactions) +
+                          " transactions=" + std::to_string(h.transactions) + " answer_cache_bytes=" +
+                          std::to_string(h.answer_bytes) +
                           ", but the configuration says workers=" + std::to_string(layout.workers) +
                           " index=" + std::to_string(layout.index) + " per_partition=" +
                           std::to_string(layout.per_partition) + " transactions=" +
-                          std::to_string(layout.transactions) +
+                          std::to_string(layout.transactions) + " answer_cache_bytes=" +
+                          std::to_string(layout.answer_bytes) +
                           "; stop the group (gtpcp stop) before changing them");
   }
   w->sessions_ = std::make_unique<SessionTable>(
       layout, reinterpret_cast<PartitionShm*>(base + layout.partitions_offset),
       reinterpret_cast<SessionShm*>(base + layout.sessions_offset));
-  w->transactions_ = std::make_unique<TransactionTable>(
-      reinterpret_cast<TransactionShm*>(base + layout.transactions_offset), layout.transactions);
+  w->transactions_ = std::make_unique<TransactionTable>(layout.transactionMemory(base, *w->header_));
   w->sessions_->rebuild();
-  w->transactions_->rebuild();
+  w->transactions_->rebuild(!w->adopted_);
   w->header_->counters.sessions_active.set(w->sessions_->active());
 
   const std::pair<group::RingKind, uint32_t> rings[] = {{group::RingKind::kPriority, options.priority_slots},
@@ -132,6 +144,7 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
 
   w->proxy_ = std::make_unique<Proxy>(options.proxy, *w->header_, *w->sessions_, *w->transactions_, routing,
                                       *w->egress_);
+  w->proxy_->setGatewayStatus(w->forwarder_);
   w->bell_socket_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (w->bell_socket_ < 0) return tl::unexpected(std::string("socket(AF_UNIX): ") + std::strerror(errno));
   return w;

@@ -42,6 +42,7 @@ struct WorkerOptions {
   uint32_t egress_slots = 16384;
   uint32_t per_partition = 4096;
   uint32_t transactions = 65536;
+  uint64_t answer_cache_bytes = 1 << 20;
   uint32_t batch = 64;
   ProxySettings proxy;
 };

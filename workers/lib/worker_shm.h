@@ -20,7 +20,7 @@
 
 namespace gtpcp::worker {
 
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5231;  // "WKR1"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5232;  // "WKR2"
 inline constexpr uint32_t kNoSlot = 0xffffffffu;
 
 // A peer's control-plane endpoint: its F-TEID.
@@ -64,22 +64,59 @@ struct PartitionShm {
   uint32_t reserved;
 };
 
-enum class TransactionState : uint8_t { kFree = 0, kPending = 1 };
+// TransactionShm::requester_socket of a request the proxy sends on its own
+// behalf (a Delete Bearer Request after a PGW restart): its answer goes nowhere.
+inline constexpr uint8_t kProxyOrigin = 0xff;
 
-// A request the proxy forwarded and whose response it waits for, found by the
-// sequence number the proxy put in it.
+enum class TransactionState : uint8_t {
+  kFree = 0,
+  kPending = 1,   // forwarded, no response yet
+  kAnswered = 2,  // response relayed; kept for retransmissions until the lifetime ends
+};
+
+// A request the proxy forwarded (transaction_table.h).
 struct TransactionShm {
-  uint32_t proxy_sequence;    // the key
-  uint8_t state;              // TransactionState
-  uint8_t toward;             // Leg the request was sent toward
+  uint8_t state;               // TransactionState
+  uint8_t toward;              // Leg the request was sent toward
   uint8_t message_type;
-  uint8_t requester_socket;   // forwarder socket the request arrived on
-  uint32_t session_teid;      // a proxy TEID of the session (any leg), 0 for none
+  uint8_t requester_socket;    // forwarder socket the request arrived on; kProxyOrigin: the proxy's own
+  uint8_t destination_socket;  // forwarder socket it was sent on
+  uint8_t attempts;            // gateways tried (a creation that fails over)
+  uint8_t reserved[2];
+  uint16_t tried[4];           // their indexes in the routing document
+  uint32_t session_teid;       // the session's access-leg proxy TEID, 0 for none
   uint32_t requester_sequence;
-  net::Address requester;     // where the response goes: the request's source address and port
-  uint64_t sent_ns;           // CLOCK_MONOTONIC
+  uint64_t response_key;       // proxyNumbered() or commandNumbered()
+  net::Address requester;      // where the response goes: the request's source address and port
+  net::Address destination;    // where the request went
+  uint32_t next_free;          // free list (rebuilt on attach)
+  uint32_t answer_length;      // 0: no cached answer
+  uint64_t answer_position;    // in the answer cache's byte stream
+  uint32_t request_length;     // 0: the request is not kept (kept for failover)
+  uint32_t reserved2;
+  uint64_t request_position;
+  uint64_t received_ns;        // CLOCK_MONOTONIC of the request's first arrival
 };
 static_assert(std::is_trivially_copyable_v<TransactionShm> && std::is_standard_layout_v<TransactionShm>);
+
+// One slot of a transaction index: `record` is the record's index + 1 (0: free).
+struct TransactionIndexShm {
+  uint64_t key;
+  uint32_t record;
+  uint32_t reserved;
+};
+
+// Where a worker's transaction table lives (filled from WorkerLayout).
+struct TransactionMemory {
+  TransactionShm* records = nullptr;
+  uint32_t capacity = 0;                      // power of two
+  TransactionIndexShm* by_response = nullptr; // 2 x capacity slots
+  TransactionIndexShm* by_requester = nullptr;
+  uint8_t* answers = nullptr;
+  uint64_t answer_bytes = 0;                  // multiple of 8
+  uint64_t* answer_head = nullptr;            // in the header: bytes ever written
+  uint32_t* high_water = nullptr;             // in the header
+};
 
 // The fixed part at the start of the segment. Geometry fields are written once
 // by the creator; a worker refuses to attach to a segment whose geometry
@@ -91,10 +128,16 @@ struct WorkerShmHeader {
   uint32_t per_partition;      // session slots per partition
   uint32_t transactions;       // transaction table capacity
   uint32_t local_partitions;
-  uint32_t reserved;
+  // Writer: the worker. Transaction records [high water, capacity) were never
+  // used: a restarted worker need not look at them.
+  uint32_t transactions_high_water;
+  uint64_t answer_bytes;       // answer cache size
   uint64_t partitions_offset;  // from the start of the payload
   uint64_t sessions_offset;
   uint64_t transactions_offset;
+  uint64_t answers_offset;
+  // Writer: the worker. Bytes ever written to the answer cache.
+  uint64_t answer_head;
   // Writer: the worker. The next proxy sequence number counter; kept here so
   // a restarted worker does not reuse numbers of its predecessor's pending
   // transactions.
@@ -109,13 +152,19 @@ struct WorkerLayout {
   uint32_t per_partition = 0;
   uint32_t transactions = 0;
   uint32_t local_partitions = 0;
+  uint64_t answer_bytes = 0;
   uint64_t partitions_offset = 0;
   uint64_t sessions_offset = 0;
   uint64_t transactions_offset = 0;
+  uint64_t by_response_offset = 0;
+  uint64_t by_requester_offset = 0;
+  uint64_t answers_offset = 0;
   uint64_t total = 0;
 
   static WorkerLayout compute(uint32_t workers, uint32_t index, uint32_t per_partition,
-                              uint32_t transactions) noexcept;
+                              uint32_t transactions, uint64_t answer_bytes) noexcept;
+  // The transaction table of the segment at `base` (its payload).
+  TransactionMemory transactionMemory(uint8_t* base, WorkerShmHeader& header) const noexcept;
   // The partitions this worker owns are index, index + W, ...; local index p / W.
   uint32_t localPartition(uint16_t partition) const noexcept { return partition / workers; }
   uint16_t globalPartition(uint32_t local) const noexcept {

@@ -1,0 +1,121 @@
+#include "forwarder/lib/health.h"
+
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+
+#include "common/gtp/v2/builder.h"
+#include "common/gtp/v2/ies.h"
+#include "common/gtp/v2/message.h"
+
+namespace gtpcp::forwarder {
+
+namespace {
+constexpr uint32_t kSequenceMask = 0x7fffff;  // 23 bits: not a command's number
+}
+
+GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::SocketPlan& sockets,
+                             ForwarderShm& shm, uint64_t now_ns)
+    : shm_(shm), settings_(routing.healthCheck()) {
+  // A random first number: answers to an earlier forwarder's requests do
+  // not count for this one's.
+  uint32_t start = 0;
+  if (getrandom(&start, sizeof start, 0) != sizeof start) start = static_cast<uint32_t>(now_ns);
+  next_sequence_ = start & kSequenceMask;
+  const std::size_t n = std::min<std::size_t>(routing.gateways().size(), kMaxHealthChecked);
+  targets_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const config::Gateway& g = routing.gateways()[i];
+    Target& t = targets_[i];
+    t.address = g.isIpv6() ? net::Address::v6(std::get<gtp::Ipv6>(g.address), g.port)
+                           : net::Address::v4(std::get<gtp::Ipv4>(g.address), g.port);
+    t.socket = sockets.gateway(t.address.family);
+    // Spread the first requests over the first interval, so that a large
+    // document does not send them all in one burst.
+    t.due_ns = now_ns + (settings_.interval_ms == 0 ? 0 : uint64_t{settings_.interval_ms} * 1'000'000 * i / n);
+    GatewayStatusShm& s = shm_.gateways[i];
+    // An entry describing another gateway (a restart with a changed
+    // document) starts over; the same gateway keeps what is known of it.
+    if (!(s.address == t.address)) {
+      s.address = t.address;
+      s.up.store(1, std::memory_order_relaxed);
+      s.recovery.store(kRecoveryUnknown, std::memory_order_relaxed);
+    }
+    if (settings_.interval_ms == 0) s.up.store(1, std::memory_order_relaxed);
+  }
+  // P1: pairs with the workers' acquire load: the addresses above are
+  // visible to whoever sees the count.
+  shm_.gateways_published.store(static_cast<uint32_t>(n), std::memory_order_release);
+  next_due_ = settings_.interval_ms == 0 || n == 0 ? UINT64_MAX : now_ns;
+}
+
+uint64_t GatewayHealth::tick(uint64_t now_ns, ReplySink& out) noexcept {
+  if (now_ns < next_due_) return next_due_;
+  const uint64_t interval = uint64_t{settings_.interval_ms} * 1'000'000;
+  const uint8_t recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
+  uint64_t next = UINT64_MAX;
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    Target& t = targets_[i];
+    if (t.socket == group::kNoSocket) continue;  // no address of its family to send from
+    if (t.due_ns <= now_ns) {
+      GatewayStatusShm& s = shm_.gateways[i];
+      if (t.awaiting) {
+        s.misses.add();
+        if (++t.missed >= settings_.misses) s.up.store(0, std::memory_order_relaxed);
+      }
+      std::array<uint8_t, 32> buffer;
+      gtp::v2::Builder b(buffer);
+      t.sequence = next_sequence_;
+      next_sequence_ = (next_sequence_ + 1) & kSequenceMask;
+      b.begin(gtp::v2::MessageType::kEchoRequest, std::nullopt, t.sequence);
+      b.add(gtp::v2::Recovery{recovery});
+      if (auto bytes = b.finish()) {
+        out.reply(t.socket, t.address, *bytes);
+        s.echo_sent.add();
+        shm_.counters.echo_requests_sent.add();
+      }
+      t.awaiting = true;
+      // On the schedule, not on now: a late turn does not stretch intervals.
+      t.due_ns += interval;
+      if (t.due_ns <= now_ns) t.due_ns = now_ns + interval;
+    }
+    next = std::min(next, t.due_ns);
+  }
+  next_due_ = next;
+  return next_due_;
+}
+
+bool GatewayHealth::onEchoResponse(const net::Address& from, std::span<const uint8_t> bytes) noexcept {
+  gtp::v2::Message m;
+  if (!m.decode(bytes)) return false;
+  const uint32_t sequence = m.header().sequence_number;
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    Target& t = targets_[i];
+    // The answer comes from the address asked; its port may differ (TS
+    // 29.274 §4.2.2.2 sends responses to the request's source port, not from
+    // any particular one).
+    if (!t.awaiting || t.sequence != sequence || !t.address.sameHost(from)) continue;
+    t.awaiting = false;
+    t.missed = 0;
+    GatewayStatusShm& s = shm_.gateways[i];
+    s.echo_answered.add();
+    s.up.store(1, std::memory_order_relaxed);
+    if (auto r = gtp::v2::readFirst<gtp::v2::Recovery>(m)) {
+      const uint32_t before = s.recovery.load(std::memory_order_relaxed);
+      if (before != r->value) {
+        s.recovery.store(r->value, std::memory_order_relaxed);
+        // R1: pairs with the workers' acquire load of `restarts`: they read
+        // the new Recovery value after seeing the count change.
+        if (before != kRecoveryUnknown) {
+          s.restarts.store(s.restarts.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        }
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace gtpcp::forwarder
