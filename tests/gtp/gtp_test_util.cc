@@ -46,6 +46,18 @@ std::string toHex(std::span<const uint8_t> bytes) {
   return out;
 }
 
+Digits digits(std::string_view text) {
+  Digits d;
+  for (char c : text) d.push(c);
+  return d;
+}
+
+ApnText apnText(std::string_view dotted) {
+  ApnText t;
+  for (char c : dotted) t.push(c);
+  return t;
+}
+
 std::string dataPath(std::string_view relative) {
   return std::string(GTPCP_TEST_DATA_DIR) + "/" + std::string(relative);
 }

@@ -13,12 +13,19 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gtp/values.h"
+
 namespace gtpcp::gtp::testing {
 
 // "4820 00ff" -> {0x48, 0x20, 0x00, 0xff}; spaces are ignored. Throws
 // std::invalid_argument on anything else than hex digit pairs.
 std::vector<uint8_t> fromHex(std::string_view hex);
 std::string toHex(std::span<const uint8_t> bytes);
+
+// Typed-value inputs from text: "001010123456789" as Digits, a dotted APN as
+// ApnText. Characters past the capacity are dropped.
+Digits digits(std::string_view text);
+ApnText apnText(std::string_view dotted);
 
 // Absolute path of a file under tests/data.
 std::string dataPath(std::string_view relative);

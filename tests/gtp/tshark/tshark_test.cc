@@ -3,20 +3,12 @@
 // Messages are built with v2::Builder / v1::Builder from known values, framed
 // as Ethernet/IPv4/UDP 2123 in a pcap file, and decoded by the installed
 // tshark; every field tshark reports is compared with the value that was
-// encoded, and no frame may be malformed or carry an expert warning or error.
-// tshark is required: when it is missing the tests fail (the suite's setup
-// installs it), they do not skip.
+// encoded, and no frame may be malformed or carry an expert warning or error
+// (tests/gtp/tshark/tshark_fixture.h runs tshark and those checks).
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,87 +20,20 @@
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
 #include "tests/gtp/gtp_test_util.h"
-#include "tests/gtp/tshark/pcap_writer.h"
+#include "tests/gtp/tshark/tshark_fixture.h"
 
 namespace gtpcp::gtp {
 namespace {
 
-// ---------------------------------------------------------------------------
-// Running tshark.
-
-// The tshark to run: $GTPCP_TSHARK when set (and then only it), else
-// /usr/bin/tshark, else the PATH.
-std::optional<std::string> findTshark() {
-  if (const char* env = std::getenv("GTPCP_TSHARK"); env != nullptr) {
-    if (access(env, X_OK) == 0) return std::string(env);
-    return std::nullopt;
-  }
-  if (access("/usr/bin/tshark", X_OK) == 0) return std::string("/usr/bin/tshark");
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream dirs(path);
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-      const std::string candidate = dir + "/tshark";
-      if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-  }
-  return std::nullopt;
-}
-
-constexpr const char* kNoTshark =
-    "tshark not found ($GTPCP_TSHARK when set, else /usr/bin/tshark and $PATH). This "
-    "integration test needs TShark 4.0.17: apt-get install tshark";
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-// Runs `command` through the shell under `timeout` (coreutils), collecting
-// stdout; stderr goes to `stderr_path`. tshark reads a few frames in about a
-// second; 60 s only stops a hung process.
-RunResult run(const std::string& command, const std::string& stderr_path) {
-  RunResult r;
-  const std::string full = "timeout -k 5 60 " + command + " 2>'" + stderr_path + "'";
-  FILE* p = popen(full.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string slurp(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return "";
-  std::string s;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) s.append(buf.data(), n);
-  std::fclose(f);
-  return s;
-}
-
-// ---------------------------------------------------------------------------
-// The values encoded, and how tshark prints them.
-
-std::string dec(uint64_t v) { return std::to_string(v); }
-
-// tshark prints BASE_HEX fields zero-padded to the field's width.
-std::string hexN(uint32_t v, int digits) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%0*x", digits, v);
-  return buf;
-}
-std::string hex32(uint32_t v) { return hexN(v, 8); }
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
+using testing::apnText;
+using testing::digits;
+using testing::dec;
+using testing::Frame;
+using testing::hex32;
+using testing::hexN;
+using testing::join;
+using testing::RunResult;
+using testing::v2Frame;
 
 Ipv4 v4(std::string_view text) {
   Ipv4 a;
@@ -120,60 +45,6 @@ Ipv6 v6(std::string_view text) {
   Ipv6 a;
   EXPECT_TRUE(parseIpv6(text, a));
   return a;
-}
-
-Digits digits(std::string_view s) {
-  Digits d;
-  for (char c : s) d.push(c);
-  return d;
-}
-
-ApnText apnText(std::string_view s) {
-  ApnText t;
-  for (char c : s) t.push(c);
-  return t;
-}
-
-// One frame of the capture and the fields tshark must show for it.
-struct Frame {
-  std::string name;
-  std::vector<uint8_t> bytes;
-  std::map<std::string, std::string> expect;
-};
-
-// IE types, instances and lengths of every IE, nested ones included, in wire
-// order: tshark's gtpv2.ie_type / gtpv2.instance / gtpv2.ie_len columns.
-void expectIeList(const v2::Message& m, std::vector<std::string>& types,
-                  std::vector<std::string>& instances, std::vector<std::string>& lengths) {
-  for (const v2::Ie& ie : m.ies()) {
-    types.push_back(dec(ie.type));
-    instances.push_back(dec(ie.instance()));
-    lengths.push_back(dec(ie.length));
-  }
-}
-
-Frame v2Frame(std::string name, std::span<const uint8_t> bytes,
-              std::map<std::string, std::string> expect) {
-  Frame f{std::move(name), {bytes.begin(), bytes.end()}, std::move(expect)};
-  v2::Datagram d;
-  auto ok = d.decode(f.bytes);
-  EXPECT_TRUE(ok) << f.name;
-  if (!ok) return f;
-  std::vector<std::string> types, instances, lengths, message_types, seqs;
-  expectIeList(d.message, types, instances, lengths);
-  message_types.push_back(dec(d.message.header().message_type));
-  seqs.push_back(hexN(d.message.header().sequence_number, 6));
-  if (d.has_piggybacked) {
-    expectIeList(d.piggybacked, types, instances, lengths);
-    message_types.push_back(dec(d.piggybacked.header().message_type));
-    seqs.push_back(hexN(d.piggybacked.header().sequence_number, 6));
-  }
-  f.expect.emplace("gtpv2.message_type", join(message_types));
-  f.expect.emplace("gtpv2.seq", join(seqs));
-  f.expect.emplace("gtpv2.ie_type", join(types));
-  f.expect.emplace("gtpv2.instance", join(instances));
-  f.expect.emplace("gtpv2.ie_len", join(lengths));
-  return f;
 }
 
 Frame v1Frame(std::string name, std::span<const uint8_t> bytes,
@@ -615,110 +486,18 @@ std::vector<Frame> allFrames() {
 
 // ---------------------------------------------------------------------------
 
-class GtpTsharkCrossCheck : public ::testing::Test {
+class GtpTsharkCrossCheck : public testing::TsharkCaptureTest {
  protected:
-  void SetUp() override {
-    tshark_ = findTshark();
-    ASSERT_TRUE(tshark_) << kNoTshark;
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp != nullptr ? tmp : "/tmp") + "/gtpcp-tshark-XXXXXX";
-    ASSERT_NE(mkdtemp(templ.data()), nullptr) << "mkdtemp failed";
-    dir_ = templ;
-    frames_ = allFrames();
-    testing::PcapWriter pcap;
-    for (const auto& f : frames_) pcap.addUdp(f.bytes);
-    pcap_ = dir_ + "/codec.pcap";
-    ASSERT_TRUE(pcap.write(pcap_));
-  }
-
-  // GTPCP_KEEP_PCAP=1 keeps the capture for a look with tshark or Wireshark.
-  void TearDown() override {
-    if (dir_.empty()) return;
-    if (std::getenv("GTPCP_KEEP_PCAP") != nullptr) {
-      std::printf("capture kept in %s\n", pcap_.c_str());
-      return;
-    }
-    for (const char* name : {"/codec.pcap", "/stderr.txt"}) std::remove((dir_ + name).c_str());
-    rmdir(dir_.c_str());
-  }
-
-  RunResult tshark(const std::string& args) {
-    auto r = run("'" + *tshark_ + "' -n -r '" + pcap_ + "' " + args, dir_ + "/stderr.txt");
-    if (r.exit_code != 0) {
-      ADD_FAILURE() << "tshark exited with " << r.exit_code << ": " << slurp(dir_ + "/stderr.txt");
-    }
-    return r;
-  }
-
-  std::optional<std::string> tshark_;
-  std::string dir_, pcap_;
-  std::vector<Frame> frames_;
+  void SetUp() override { capture(allFrames()); }
 };
 
-TEST_F(GtpTsharkCrossCheck, EveryFieldIsTheEncodedValue) {
-  // The expected texts are TShark 4.0.17's; another version may print some
-  // differently (e.g. its own split of an IMSI into MCC and MNC).
-  const RunResult version = run("'" + *tshark_ + "' --version", dir_ + "/stderr.txt");
-  SCOPED_TRACE(version.out.substr(0, version.out.find('\n')));
-  std::vector<std::string> fields = {"frame.number"};
-  for (const auto& f : frames_) {
-    for (const auto& [field, value] : f.expect) {
-      if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(field);
-    }
-  }
-  std::string args = "-T fields -E separator=/t -E occurrence=a -E aggregator=, -E quote=n";
-  for (const auto& field : fields) args += " -e " + field;
-  const RunResult r = tshark(args);
-  ASSERT_EQ(r.exit_code, 0);
+TEST_F(GtpTsharkCrossCheck, EveryFieldIsTheEncodedValue) { expectEveryField(); }
 
-  std::vector<std::vector<std::string>> rows;
-  std::stringstream lines(r.out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> cols;
-    std::stringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, '\t')) cols.push_back(cell);
-    cols.resize(fields.size());
-    rows.push_back(cols);
-  }
-  ASSERT_EQ(rows.size(), frames_.size()) << r.out;
-  for (std::size_t i = 0; i < frames_.size(); ++i) {
-    const Frame& f = frames_[i];
-    EXPECT_EQ(rows[i][0], std::to_string(i + 1));
-    for (const auto& [field, want] : f.expect) {
-      const auto col =
-          static_cast<std::size_t>(std::find(fields.begin(), fields.end(), field) - fields.begin());
-      EXPECT_EQ(rows[i][col], want) << "frame " << i + 1 << " (" << f.name << "), field " << field;
-    }
-  }
-}
-
-// `_ws.malformed` alone misses an IE overrunning its message (only an Error
-// expert item), hence the severity filter: Warning = 6291456, Error = 8388608.
-TEST_F(GtpTsharkCrossCheck, NoFrameIsMalformedOrWarned) {
-  const RunResult r = tshark(
-      "-Y '_ws.malformed || _ws.expert.severity >= 6291456' -T fields -e frame.number "
-      "-e _ws.expert.message");
-  ASSERT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "") << "frames flagged by tshark (frame, expert messages)";
-}
+TEST_F(GtpTsharkCrossCheck, NoFrameIsMalformedOrWarned) { expectNoFrameFlagged(); }
 
 // The whole capture is dissected as GTP: one GTP message (or two, piggybacked)
 // per frame, none left as plain UDP data.
-TEST_F(GtpTsharkCrossCheck, EveryFrameIsDissectedAsGtp) {
-  const RunResult r = tshark("-T fields -e frame.protocols");
-  ASSERT_EQ(r.exit_code, 0);
-  std::stringstream lines(r.out);
-  std::string line;
-  std::size_t n = 0;
-  while (std::getline(lines, line)) {
-    ++n;
-    EXPECT_NE(line.find(":gtp"), std::string::npos) << "frame " << n << ": " << line;
-    EXPECT_EQ(line.find(":data"), std::string::npos) << "frame " << n << ": " << line;
-  }
-  EXPECT_EQ(n, frames_.size());
-}
+TEST_F(GtpTsharkCrossCheck, EveryFrameIsDissectedAsGtp) { expectEveryFrameIsGtp(); }
 
 // The pcap writer itself: tshark reads back the UDP framing it was given.
 TEST_F(GtpTsharkCrossCheck, PcapFramingIsRead) {

@@ -14,14 +14,9 @@
 namespace gtpcp::gtp::v1 {
 namespace {
 
+using testing::digits;
 using testing::fromHex;
 using testing::toHex;
-
-Digits digits(std::string_view s) {
-  Digits d;
-  for (char c : s) d.push(c);
-  return d;
-}
 
 Ipv4 v4(std::string_view text) {
   Ipv4 a;

@@ -19,20 +19,10 @@
 namespace gtpcp::gtp::v2 {
 namespace {
 
+using testing::apnText;
+using testing::digits;
 using testing::fromHex;
 using testing::toHex;
-
-Digits digits(std::string_view s) {
-  Digits d;
-  for (char c : s) d.push(c);
-  return d;
-}
-
-ApnText apnText(std::string_view s) {
-  ApnText t;
-  for (char c : s) t.push(c);
-  return t;
-}
 
 Plmn plmn(std::string_view mcc, std::string_view mnc) { return *makePlmn(mcc, mnc); }
 
