@@ -1,28 +1,19 @@
-// gtpcp-peer and gtpcp-relay as real processes over loopback UDP. Each test
-// uses its own 127.X.Y.0/24 (X >= 64) so that concurrent runs (and other developers'
-// tests on 127.0.0.1:2123) do not collide; every process is bounded in time
-// and stopped by PID.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+// gtpcp-peer and gtpcp-relay as real processes over loopback UDP (fixture in
+// peer_fixture.h): lifecycle and modify-only runs, PGW behaviours on demand,
+// the checks failing when they should, a PGW-only process answering
+// hand-built requests, usage errors.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
-#include "tests/peer/subprocess.h"
+#include "tests/peer/peer_fixture.h"
 #include "tools/peer/messages.h"
 #include "tools/peer/udp.h"
 
@@ -31,72 +22,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using testing::Subprocess;
-
-const std::string kPeer = GTPCP_PEER_BIN;
-const std::string kRelay = GTPCP_RELAY_BIN;
-
-class PeerIntegration : public ::testing::Test {
- protected:
-  void SetUp() override {
-    // ctest runs each test in its own process, several at once: pick the
-    // /24 from the test's name, the PID and the time, within
-    // 127.64.0.0-127.253.255.255 (clear of 127.0.0.x, where others run).
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::size_t h = std::hash<std::string>{}(
-        std::string(info->name()) + "/" + std::to_string(::getpid()) + "/" +
-        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    net_ = (127u << 24) | ((64u + static_cast<uint32_t>(h % 190)) << 16) |
-           ((1u + static_cast<uint32_t>((h / 190) % 254)) << 8);
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gtpcp_peer_test_" + std::to_string(::getpid()) + "_" + info->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) std::filesystem::remove_all(dir_);
-    else std::fprintf(stderr, "outputs kept in %s\n", dir_.c_str());
-  }
-
-  uint32_t addr(uint32_t host) const { return net_ | host; }
-  std::string ip(uint32_t host) const { return addressToString(addr(host)); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::unique_ptr<Subprocess> start(const std::string& name, std::vector<std::string> argv) {
-    return std::make_unique<Subprocess>(argv, path(name + ".out"), path(name + ".err"));
-  }
-  std::unique_ptr<Subprocess> startRelay(const std::vector<std::string>& pairs) {
-    std::string list;
-    for (const auto& p : pairs) list += (list.empty() ? "" : ",") + p;
-    auto relay = start("relay", {kRelay, "--listen", ip(1) + ":2123", "--upstream", ip(21) + ":2123",
-                                 "--pairs", list, "--duration", "60", "--json", path("relay.json")});
-    EXPECT_TRUE(testing::waitUdpBound(addr(1), 2123, 5s)) << "relay did not bind";
-    return relay;
-  }
-  json readJson(const std::string& name) {
-    const std::string text = testing::readFile(path(name));
-    EXPECT_FALSE(text.empty()) << name << " is empty; stderr: " << testing::readFile(path("peer.err"));
-    return text.empty() ? json::object() : json::parse(text);
-  }
-  // Runs gtpcp-peer with SGWs 11,12 and PGW 21 through the relay at .1.
-  int runThroughRelay(std::vector<std::string> extra, bool relay_flag = true,
-                      std::chrono::seconds timeout = 60s) {
-    auto relay = startRelay({ip(11), ip(12)});
-    std::vector<std::string> argv{kPeer,     "--proxy", ip(1),        "--sgw", ip(11) + "," + ip(12),
-                                  "--pgw",   ip(21),    "--json",     path("peer.json")};
-    if (relay_flag) argv.push_back("--relay");
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto peer = start("peer", argv);
-    auto status = peer->wait(timeout);
-    EXPECT_TRUE(status.has_value()) << "gtpcp-peer did not finish in time";
-    if (!status) peer->terminate(2s);
-    auto relay_status = relay->terminate(5s);
-    EXPECT_EQ(relay_status, std::optional<int>(0));
-    return status.value_or(-1);
-  }
-
-  uint32_t net_ = 0;
-  std::filesystem::path dir_;
-};
+using testing::kPeer;
+using testing::kRelay;
+using testing::PeerIntegration;
+using testing::UdpClient;
 
 TEST_F(PeerIntegration, LifecycleThroughRelayCompletes) {
   const int status = runThroughRelay({"--subscribers", "200", "--modify", "2", "--cycles", "1",
@@ -197,34 +126,6 @@ TEST_F(PeerIntegration, WrongFteidsAreMismatches) {
   EXPECT_EQ(j["mismatches"]["by_kind"]["sgw_pgw_fteid_not_proxy"], 20);
   EXPECT_EQ(j["mismatches"]["by_kind"]["pgw_sender_fteid_not_proxy"], 20);
 }
-
-class UdpClient {
- public:
-  explicit UdpClient(uint32_t local) {
-    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    const sockaddr_in sa = toSockaddr(Endpoint{local, 0});
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<const sockaddr*>(&sa), sizeof sa), 0);
-  }
-  ~UdpClient() { ::close(fd_); }
-  void send(std::span<const uint8_t> bytes, const Endpoint& to) {
-    const sockaddr_in sa = toSockaddr(to);
-    EXPECT_EQ(::sendto(fd_, bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&sa),
-                       sizeof sa),
-              static_cast<ssize_t>(bytes.size()));
-  }
-  // One datagram within `timeout`, or empty.
-  std::vector<uint8_t> receive(std::chrono::milliseconds timeout) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return {};
-    std::vector<uint8_t> buf(4096);
-    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
-    buf.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    return buf;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // A Create Session Request as a proxy would forward it, built by hand with
 // the codec (not with the emulator's builder).

@@ -46,6 +46,15 @@ int indexOf(const std::vector<uint32_t>& v, uint32_t a) {
 
 }  // namespace
 
+const char* modeName(RunMode m) noexcept {
+  switch (m) {
+    case RunMode::kLifecycle: return "lifecycle";
+    case RunMode::kModifyOnly: return "modify-only";
+    case RunMode::kHold: return "hold";
+  }
+  return "unknown";
+}
+
 std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   std::vector<std::string> errors;
   auto error = [&](const std::string& option, const std::string& message) {
@@ -147,12 +156,14 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   }
 
   // Load.
-  if (o.mode == "lifecycle")
+  if (o.mode == modeName(RunMode::kLifecycle))
     out.mode = RunMode::kLifecycle;
-  else if (o.mode == "modify-only")
+  else if (o.mode == modeName(RunMode::kModifyOnly))
     out.mode = RunMode::kModifyOnly;
+  else if (o.mode == modeName(RunMode::kHold))
+    out.mode = RunMode::kHold;
   else
-    error("--mode", "must be lifecycle or modify-only");
+    error("--mode", "must be lifecycle, modify-only or hold");
   if (!(o.rate > 0) || o.rate > 10'000'000) error("--rate", "must be > 0 and <= 10000000");
   if (o.setup_rate < 0 || o.setup_rate > 10'000'000) error("--setup-rate", "must be >= 0 and <= 10000000");
   out.rate = o.rate;

@@ -27,6 +27,7 @@ struct PeerOptions {
   double rate = 1000;
   double setup_rate = 0;   // 0: same as rate
   double duration = -1;    // seconds; < 0: default (10 s, or until SIGTERM for a PGW-only run)
+                           // hold: how long the sessions stay up
   std::string mode = "lifecycle";
   uint32_t cycles = 0;
   uint32_t t3_ms = 3000;
@@ -48,7 +49,9 @@ struct PeerOptions {
   int sndbuf = 8 << 20;
 };
 
-enum class RunMode : uint8_t { kLifecycle, kModifyOnly };
+enum class RunMode : uint8_t { kLifecycle, kModifyOnly, kHold };
+// "lifecycle", "modify-only" or "hold", as --mode spells it.
+const char* modeName(RunMode m) noexcept;
 
 struct RunConfig {
   bool sgw_role = false;

@@ -34,10 +34,15 @@ int main(int argc, char** argv) {
   app.add_option("--apn", o.apn, "APNs, used round-robin over the subscribers")->delimiter(',')->capture_default_str();
   app.add_option("--modify", o.modify, "Modify Bearer transactions per attach")->capture_default_str();
   app.add_option("--rate", o.rate, "Transactions per second, open loop (all SGWs together)")->capture_default_str();
-  app.add_option("--setup-rate", o.setup_rate, "modify-only: attach and detach rate (default: --rate)");
+  app.add_option("--setup-rate", o.setup_rate,
+                 "modify-only, hold: attach (and detach) rate (default: --rate)");
   app.add_option("--duration", o.duration,
-                 "Seconds of load (default 10); PGW-only: run this long (default: until SIGTERM)");
-  app.add_option("--mode", o.mode, "lifecycle | modify-only")->capture_default_str();
+                 "Seconds of load (default 10); hold: seconds the sessions stay up; PGW-only: run "
+                 "this long (default: until SIGTERM)");
+  app.add_option("--mode", o.mode,
+                 "lifecycle | modify-only | hold (attach everyone, stay up --duration, exit without "
+                 "detaching)")
+      ->capture_default_str();
   app.add_option("--cycles", o.cycles, "lifecycle: attach..detach cycles per subscriber, then stop early (0: unlimited)")
       ->capture_default_str();
   app.add_option("--t3-ms", o.t3_ms, "Retransmission timer T3")->capture_default_str();

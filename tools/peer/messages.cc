@@ -81,6 +81,13 @@ CauseIe cause(uint8_t value) noexcept {
   return c;
 }
 
+// Starts a response: the header, then the Cause every response carries first.
+void beginResponse(Builder& b, MessageType type, uint32_t header_teid, uint32_t sequence,
+                   uint8_t cause_value) noexcept {
+  b.begin(type, header_teid, sequence);
+  b.add(cause(cause_value));
+}
+
 Uli uli(const Identities& ids, uint32_t index, uint32_t variant) noexcept {
   Uli u;
   u.tai = Uli::Tai{ids.plmn, static_cast<uint16_t>(1 + (index + variant) % 1000)};
@@ -181,8 +188,7 @@ Result<std::size_t> buildEchoResponse(uint32_t sequence, uint8_t recovery,
 Result<std::size_t> buildCreateSessionResponse(const CreateSessionResponseArgs& a,
                                                std::span<uint8_t> out) noexcept {
   Builder b(out);
-  b.begin(MessageType::kCreateSessionResponse, a.header_teid, a.sequence);
-  b.add(cause(a.cause));
+  beginResponse(b, MessageType::kCreateSessionResponse, a.header_teid, a.sequence, a.cause);
   if (causeAccepted(a.cause)) {
     b.add(fteid(kIfS5S8PgwGtpC, a.pgw_teid, a.pgw_addr), 1);
     Paa paa;
@@ -206,8 +212,7 @@ Result<std::size_t> buildModifyBearerResponse(uint32_t sequence, uint32_t header
                                               uint8_t cause_value, uint8_t ebi,
                                               std::span<uint8_t> out) noexcept {
   Builder b(out);
-  b.begin(MessageType::kModifyBearerResponse, header_teid, sequence);
-  b.add(cause(cause_value));
+  beginResponse(b, MessageType::kModifyBearerResponse, header_teid, sequence, cause_value);
   if (causeAccepted(cause_value)) {
     b.beginGrouped(IeType::kBearerContext, 0);
     b.add(Ebi{ebi});
@@ -220,9 +225,16 @@ Result<std::size_t> buildModifyBearerResponse(uint32_t sequence, uint32_t header
 Result<std::size_t> buildDeleteSessionResponse(uint32_t sequence, uint32_t header_teid,
                                                uint8_t cause_value,
                                                std::span<uint8_t> out) noexcept {
+  return buildCauseOnlyResponse(MessageType::kDeleteSessionResponse, sequence, header_teid,
+                                cause_value, out);
+}
+
+Result<std::size_t> buildDeleteBearerResponse(uint32_t sequence, uint32_t header_teid,
+                                              uint8_t cause_value, uint8_t lbi,
+                                              std::span<uint8_t> out) noexcept {
   Builder b(out);
-  b.begin(MessageType::kDeleteSessionResponse, header_teid, sequence);
-  b.add(cause(cause_value));
+  beginResponse(b, MessageType::kDeleteBearerResponse, header_teid, sequence, cause_value);
+  if (causeAccepted(cause_value) && lbi != 0) b.add(Ebi{lbi}, 0);
   return finish(b);
 }
 
@@ -230,8 +242,7 @@ Result<std::size_t> buildCauseOnlyResponse(MessageType type, uint32_t sequence,
                                            uint32_t header_teid, uint8_t cause_value,
                                            std::span<uint8_t> out) noexcept {
   Builder b(out);
-  b.begin(type, header_teid, sequence);
-  b.add(cause(cause_value));
+  beginResponse(b, type, header_teid, sequence, cause_value);
   return finish(b);
 }
 
@@ -358,6 +369,18 @@ Result<ResponseView> viewResponse(const Message& m) noexcept {
     if (bearer_cause) v.bearer_cause = bearer_cause->value;
     if (!readOptional(m, m.findChild(*bc, IeType::kFTeid, 2), v.pgw_u, e)) return tl::unexpected(e);
   }
+  return v;
+}
+
+Result<DeleteBearerRequestView> viewDeleteBearerRequest(const Message& m) noexcept {
+  DeleteBearerRequestView v;
+  gtp::Error e;
+  std::optional<Ebi> lbi;
+  std::optional<CauseIe> c;
+  if (!readOptional(m, m.find(IeType::kEbi, 0), lbi, e)) return tl::unexpected(e);
+  if (lbi) v.lbi = lbi->value;
+  if (!readOptional(m, m.find(IeType::kCause, 0), c, e)) return tl::unexpected(e);
+  if (c) v.cause = c->value;
   return v;
 }
 

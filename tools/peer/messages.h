@@ -35,6 +35,10 @@ inline constexpr uint8_t kDefaultEbi = 5;
 inline constexpr uint8_t kCauseAccepted = 16;
 inline constexpr uint8_t kCauseContextNotFound = 64;
 inline constexpr uint8_t kCauseNoResources = 73;
+// A request repeated from the same source address and port with the same
+// sequence number within this long is a retransmission (TS 29.274 §7.6): it
+// gets the first answer again, on both sides.
+inline constexpr int64_t kDuplicateWindowNs = 60'000'000'000;
 // Octets enough for any message this file builds.
 inline constexpr std::size_t kMaxBuiltMessage = 512;
 
@@ -125,6 +129,17 @@ gtp::Result<std::size_t> buildEchoRequest(uint32_t sequence, uint8_t recovery,
                                           std::span<uint8_t> out) noexcept;
 gtp::Result<std::size_t> buildEchoResponse(uint32_t sequence, uint8_t recovery,
                                            std::span<uint8_t> out) noexcept;
+
+// ---- Responses (SGW side) ----
+
+// Delete Bearer Response (TS 29.274 §7.2.10.2, Table 7.2.10.2-1) to a request
+// that deleted a PDN connection by its LBI: Cause, and when accepted the
+// Linked EPS Bearer ID (`lbi`, EBI instance 0; 0: none). Bearer Contexts are
+// for requests that name dedicated bearers (EBIs), which this emulator never
+// has.
+gtp::Result<std::size_t> buildDeleteBearerResponse(uint32_t sequence, uint32_t header_teid,
+                                                   uint8_t cause, uint8_t lbi,
+                                                   std::span<uint8_t> out) noexcept;
 
 // ---- Responses (PGW side) ----
 
@@ -219,5 +234,12 @@ MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckCont
 // Modify Bearer and Delete Session responses: Cause accepted, and the
 // bearer context (when present) for the right EBI, accepted.
 MismatchSet checkSimpleResponse(const ResponseView& v, const SgwCheckContext& c) noexcept;
+
+// A Delete Bearer Request (TS 29.274 §7.2.9.2) as the SGW reads it.
+struct DeleteBearerRequestView {
+  std::optional<uint8_t> lbi;    // Linked EPS Bearer ID: EBI instance 0
+  std::optional<uint8_t> cause;  // why the network deletes (8: reactivation requested)
+};
+gtp::Result<DeleteBearerRequestView> viewDeleteBearerRequest(const gtp::v2::Message& m) noexcept;
 
 }  // namespace gtpcp::peer

@@ -43,7 +43,7 @@ struct PgwConfig {
   uint32_t capacity = 0;       // sessions, all PGWs together
   uint8_t recovery = 1;
   uint64_t seed = 1;           // of the drop decisions
-  int64_t duplicate_window_ns = 60'000'000'000;
+  int64_t duplicate_window_ns = kDuplicateWindowNs;
   uint32_t delay_queue = 32768;  // delayed answers held per delayed PGW
 };
 

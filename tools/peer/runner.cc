@@ -123,6 +123,7 @@ void Runner::stopRequested(int64_t now) noexcept {
       phase_deadline_ = now;  // advance() moves on
       break;
     case Phase::kServe:
+    case Phase::kHold:
       phase_ = Phase::kDone;
       break;
     default:
@@ -157,6 +158,12 @@ void Runner::advance(int64_t now) noexcept {
       break;
     case Phase::kAttachSettle:
       if (sgw_->outstanding() == 0 || now >= phase_deadline_) {
+        if (config_.mode == RunMode::kHold) {
+          phase_ = Phase::kHold;
+          phase_deadline_ =
+              report_.interrupted ? now : now + static_cast<int64_t>(config_.duration_s * 1e9);
+          break;
+        }
         if (report_.interrupted) {
           phase_ = Phase::kModifySettle;  // straight to the detach
           phase_deadline_ = now;
@@ -202,6 +209,7 @@ void Runner::advance(int64_t now) noexcept {
       if (sgw_->outstanding() == 0 || now >= phase_deadline_) phase_ = Phase::kDone;
       break;
     case Phase::kServe:
+    case Phase::kHold:
       if (now >= phase_deadline_) phase_ = Phase::kDone;
       break;
     case Phase::kDone:
@@ -237,8 +245,9 @@ void Runner::flushAll() noexcept {
 }
 
 void Runner::progress(int64_t now, std::ostream& err) {
-  const char* names[] = {"run",    "attach", "attach-settle", "modify", "modify-settle",
-                         "detach", "detach-settle", "drain",  "serve",  "done"};
+  const char* names[] = {"run",           "attach", "attach-settle", "modify", "modify-settle",
+                         "detach",        "detach-settle", "drain", "serve", "hold", "done"};
+  static_assert(std::size(names) == static_cast<std::size_t>(Phase::kDone) + 1);
   char line[512];
   const double t = static_cast<double>(now - start_) / 1e9;
   if (sgw_) {

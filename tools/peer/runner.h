@@ -10,9 +10,12 @@
 //   modify-only:  attach (--setup-rate, not measured) -> settle ->
 //                 modify (--rate, --duration, measured) -> settle ->
 //                 detach (--setup-rate, not measured) -> settle -> done
+//   hold:         attach (--setup-rate, not measured) -> settle ->
+//                 hold (nothing started for --duration; Echo and network-
+//                 initiated requests still answered) -> done, no detach
 // PGW role alone: serve until --duration (if > 0) or SIGTERM/SIGINT.
 // A first SIGTERM/SIGINT ends the current phase early (a modify-only run
-// still detaches); a second one stops at once.
+// still detaches, a hold run does not); a second one stops at once.
 #pragma once
 
 #include <memory>
@@ -51,7 +54,7 @@ class Runner {
   class BatchOutbox;
   enum class Phase : uint8_t {
     kRun, kAttach, kAttachSettle, kModify, kModifySettle, kDetach, kDetachSettle, kDrain, kServe,
-    kDone
+    kHold, kDone
   };
 
   void receive(uint32_t socket, int64_t& now) noexcept;

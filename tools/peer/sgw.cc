@@ -1,6 +1,6 @@
 #include "tools/peer/sgw.h"
 
-#include <bit>
+#include <algorithm>
 #include <utility>
 
 #include "common/gtp/v2/validate.h"
@@ -8,60 +8,6 @@
 namespace gtpcp::peer {
 
 using gtp::v2::MessageType;
-
-void SgwEngine::SeqTable::init(std::size_t expected) {
-  const std::size_t cap = std::bit_ceil(expected * 2 + 16);
-  keys_.assign(cap, kEmpty);
-  values_.assign(cap, 0);
-  mask_ = cap - 1;
-  shift_ = 32u - static_cast<unsigned>(std::countr_zero(cap));
-}
-
-bool SgwEngine::SeqTable::insert(uint32_t seq, uint32_t index) noexcept {
-  std::size_t i = slot(seq);
-  for (std::size_t probes = 0; probes <= mask_; ++probes, i = (i + 1) & mask_) {
-    if (keys_[i] == kEmpty || keys_[i] == seq) {
-      keys_[i] = seq;
-      values_[i] = index;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool SgwEngine::SeqTable::find(uint32_t seq, uint32_t& index) const noexcept {
-  std::size_t i = slot(seq);
-  for (std::size_t probes = 0; probes <= mask_; ++probes, i = (i + 1) & mask_) {
-    if (keys_[i] == kEmpty) return false;
-    if (keys_[i] == seq) {
-      index = values_[i];
-      return true;
-    }
-  }
-  return false;
-}
-
-void SgwEngine::SeqTable::erase(uint32_t seq) noexcept {
-  std::size_t i = slot(seq);
-  for (;; i = (i + 1) & mask_) {
-    if (keys_[i] == kEmpty) return;
-    if (keys_[i] == seq) break;
-  }
-  // Backward-shift deletion: move later entries of the probe run into the
-  // hole unless their home slot lies cyclically in (hole, j].
-  std::size_t j = i;
-  for (;;) {
-    j = (j + 1) & mask_;
-    if (keys_[j] == kEmpty) break;
-    const std::size_t home = slot(keys_[j]);
-    const bool stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
-    if (stays) continue;
-    keys_[i] = keys_[j];
-    values_[i] = values_[j];
-    i = j;
-  }
-  keys_[i] = kEmpty;
-}
 
 namespace {
 
@@ -109,6 +55,10 @@ SgwEngine::SgwEngine(SgwConfig config, Outbox& outbox, SgwStats& stats,
     n.seq_next = (config_.sequence_seed + offset) & 0x7fffff;
   }
   for (uint32_t i = 0; i < count; ++i) push(nodes_[nodeOf(i)], i);
+  // One network deletion per attached subscriber, and room for requests
+  // naming none; bounded, as the window is a minute and deletions are paced.
+  answers_.init(std::clamp<std::size_t>(count, 1024, std::size_t{1} << 18),
+                config_.duplicate_window_ns);
 }
 
 uint32_t SgwEngine::sgwTeid(uint32_t index) const noexcept {
@@ -333,12 +283,17 @@ void SgwEngine::remember(Node& n, uint32_t seq, uint32_t index, bool timed_out) 
   n.recent_pos = (n.recent_pos + 1) % kRecent;
 }
 
-void SgwEngine::abandon(uint32_t index) noexcept {
+void SgwEngine::forget(uint32_t index) noexcept {
   Sub& s = subs_[index];
   Node& n = nodes_[nodeOf(index)];
   n.table.erase(s.seq);
   remember(n, s.seq, index, true);
   --outstanding_;
+}
+
+void SgwEngine::abandon(uint32_t index) noexcept {
+  Sub& s = subs_[index];
+  forget(index);
   if (s.txn != Txn::kCreate && sessions_up_ > 0) --sessions_up_;
   s.state = State::kAbandoned;
   ++finished_;
@@ -379,6 +334,84 @@ void SgwEngine::answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept
   }
   outbox_.commit(n.socket, from, *r);
   ++stats_.echo_requests_answered;
+}
+
+void SgwEngine::sendDeleteBearerResponse(Node& n, const Endpoint& to, uint32_t seq,
+                                         const AnswerCache::Answer& a) noexcept {
+  auto buf = outbox_.reserve(n.socket);
+  auto r = buildDeleteBearerResponse(seq, a.header_teid, a.cause, a.ebi, buf);
+  if (!r) {
+    ++stats_.internal_errors;
+    return;
+  }
+  outbox_.commit(n.socket, to, *r);
+}
+
+bool SgwEngine::attachedOn(uint32_t node, uint32_t teid, uint32_t& index) const noexcept {
+  if (!indexOfTeid(teid, index) || nodeOf(index) != node) return false;
+  // A creation still in flight has no peer TEID to answer to yet.
+  const State st = subs_[index].state;
+  return st == State::kEstablished || st == State::kModifying || st == State::kDeleting;
+}
+
+void SgwEngine::onDeleteBearerRequest(uint32_t node, const Endpoint& from, int64_t now) noexcept {
+  Node& n = nodes_[node];
+  const auto& h = message_.header();
+  const RequestKey key{from, node, h.sequence_number};
+  if (const AnswerCache::Answer* cached = answers_.find(key, now)) {
+    ++stats_.delete_bearer_duplicates;
+    sendDeleteBearerResponse(n, from, h.sequence_number, *cached);
+    return;
+  }
+  ++stats_.delete_bearer_requests;
+  // TS 29.274 §5.5.2: a TEID that names no context is answered with
+  // Context Not Found and TEID 0.
+  AnswerCache::Answer a{0, kCauseContextNotFound, 0};
+  auto view = viewDeleteBearerRequest(message_);
+  if (!view) {
+    malformed_.count(view.error().code);
+    const uint8_t cause = gtp::v2Cause(view.error().code);
+    if (cause != 0) a.cause = cause;
+  } else {
+    ++stats_.delete_bearer_causes[view->cause.value_or(0)];
+    uint32_t index = 0;
+    if (!h.teidPresent() || !attachedOn(node, h.teid, index)) {
+      ++stats_.delete_bearer_unknown;
+    } else if (!view->lbi || *view->lbi != kDefaultEbi) {
+      // The one PDN connection this subscriber has is not the one named.
+      mismatches_.count(Mismatch::kSgwDeleteBearerRequest);
+      a.header_teid = subs_[index].pgw_teid;
+    } else {
+      a = AnswerCache::Answer{subs_[index].pgw_teid, kCauseAccepted, *view->lbi};
+      deleteByNetwork(index);
+    }
+  }
+  if (answers_.insert(key, now, a)) ++stats_.answers_evicted;
+  sendDeleteBearerResponse(n, from, h.sequence_number, a);
+}
+
+void SgwEngine::deleteByNetwork(uint32_t index) noexcept {
+  Sub& s = subs_[index];
+  // An established subscriber waits in its node's queue; one with a
+  // transaction in flight does not.
+  const bool queued = s.state == State::kEstablished;
+  if (!queued) {
+    unlink(index);
+    forget(index);
+    ++stats_.transactions_cancelled;
+  }
+  ++stats_.sessions_deleted_by_network;
+  if (sessions_up_ > 0) --sessions_up_;
+  // Detached: lifecycle attaches it again (a cycle has ended), modify-only
+  // and hold leave it alone.
+  s.state = State::kIdle;
+  ++s.cycles_done;
+  if (!queued) {
+    afterCompletion(index);
+  } else if (config_.cycles != 0 && s.cycles_done >= config_.cycles) {
+    s.state = State::kDone;  // startNext() drops it from the queue
+    ++finished_;
+  }
 }
 
 void SgwEngine::finish(uint32_t index, int64_t now) noexcept {
@@ -427,6 +460,9 @@ void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const 
   switch (type) {
     case MessageType::kEchoRequest:
       answerEcho(n, from, h.sequence_number);
+      return;
+    case MessageType::kDeleteBearerRequest:
+      onDeleteBearerRequest(node, from, now);
       return;
     case MessageType::kCreateSessionResponse: txn = Txn::kCreate; break;
     case MessageType::kModifyBearerResponse: txn = Txn::kModify; break;

@@ -3,6 +3,12 @@
 // SGW (TS 29.274 §7.6: same bytes and sequence number after T3, N3 times) and
 // every check of DESIGN.md's translation rules that an SGW can see.
 //
+// The network side may delete a session (TS 29.274 §7.2.9.2: a proxy or PGW
+// sends a Delete Bearer Request with the session's LBI, e.g. after a PGW
+// restart): the SGW answers, detaches the subscriber and cancels whatever
+// transaction it had in flight for it. A retransmitted request gets the same
+// answer again (AnswerCache).
+//
 // SgwEngine is pure logic driven by the runner's event loop: tokens from the
 // pacer start transactions (issue()), datagrams arrive (onDatagram()), and
 // timers fire (onTimers()); it sends through an Outbox. All state is
@@ -19,6 +25,8 @@
 
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
+#include "tools/peer/answer_cache.h"
+#include "tools/peer/hash_index.h"
 #include "tools/peer/messages.h"
 #include "tools/peer/outbox.h"
 #include "tools/peer/stats.h"
@@ -41,6 +49,8 @@ struct SgwConfig {
   uint32_t cycles = 0;       // attach..detach cycles per subscriber; 0: unlimited
   int64_t t3_ns = 3'000'000'000;
   uint32_t n3 = 2;
+  // A Delete Bearer Request repeated within this long gets the first answer.
+  int64_t duplicate_window_ns = kDuplicateWindowNs;
   bool same_sequence = false;
   uint32_t sequence_seed = 0;  // first sequence number (per node unless same_sequence)
   std::bitset<256> expected_rejections;
@@ -114,24 +124,6 @@ class SgwEngine {
     bool measured = false;
   };
 
-  // Outstanding requests of one node by sequence number: open addressing,
-  // linear probing, backward-shift deletion. Capacity fixed at construction.
-  class SeqTable {
-   public:
-    void init(std::size_t expected);
-    bool insert(uint32_t seq, uint32_t index) noexcept;
-    bool find(uint32_t seq, uint32_t& index) const noexcept;
-    void erase(uint32_t seq) noexcept;
-
-   private:
-    static constexpr uint32_t kEmpty = 0xffffffffu;
-    std::size_t slot(uint32_t seq) const noexcept { return (seq * 0x9e3779b1u) >> shift_; }
-    std::vector<uint32_t> keys_;
-    std::vector<uint32_t> values_;
-    std::size_t mask_ = 0;
-    unsigned shift_ = 32;
-  };
-
   // Requests recently answered or timed out, to tell a duplicate or late
   // response from a wrong one.
   struct Recent {
@@ -147,7 +139,7 @@ class SgwEngine {
     uint32_t seq_next = 0;
     uint32_t q_head = kNil, q_tail = kNil, q_size = 0;
     uint32_t attach_left = 0;  // kAttach: subscribers not yet attempted
-    SeqTable table;
+    HashIndex<uint32_t> table;  // outstanding requests: sequence number -> subscriber
     std::vector<Recent> recent;
     std::size_t recent_pos = 0;
   };
@@ -164,9 +156,20 @@ class SgwEngine {
   void unlink(uint32_t index) noexcept;
   void remember(Node& n, uint32_t seq, uint32_t index, bool timed_out) noexcept;
   void finish(uint32_t index, int64_t now) noexcept;
+  // Drops the outstanding request of `index` (already off the timer list):
+  // an answer that still comes counts as late.
+  void forget(uint32_t index) noexcept;
   void abandon(uint32_t index) noexcept;
   void afterCompletion(uint32_t index) noexcept;
   void answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept;
+  // Subscriber `index` has control TEID `teid` on node `node` and is attached.
+  bool attachedOn(uint32_t node, uint32_t teid, uint32_t& index) const noexcept;
+  // `message_` is a Delete Bearer Request that node `node` received from `from`.
+  void onDeleteBearerRequest(uint32_t node, const Endpoint& from, int64_t now) noexcept;
+  // Detaches attached subscriber `index`, cancelling its transaction in flight.
+  void deleteByNetwork(uint32_t index) noexcept;
+  void sendDeleteBearerResponse(Node& n, const Endpoint& to, uint32_t seq,
+                                const AnswerCache::Answer& a) noexcept;
 
   SgwConfig config_;
   Outbox& outbox_;
@@ -176,6 +179,7 @@ class SgwEngine {
   std::vector<gtp::v2::Apn> apns_;
   std::vector<Sub> subs_;
   std::vector<Node> nodes_;
+  AnswerCache answers_;  // to Delete Bearer Requests, all nodes together
   uint32_t teid_multiplier_ = 0x9e3779b1u;
   uint32_t teid_inverse_ = 0;
   uint32_t out_head_ = kNil, out_tail_ = kNil;

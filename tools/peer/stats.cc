@@ -15,6 +15,7 @@ std::string_view mismatchName(Mismatch m) noexcept {
     case Mismatch::kSgwBearerContext: return "sgw_bearer_context";
     case Mismatch::kSgwUnexpectedMessage: return "sgw_unexpected_message";
     case Mismatch::kSgwUnsafeDestination: return "sgw_unsafe_destination";
+    case Mismatch::kSgwDeleteBearerRequest: return "sgw_delete_bearer_request";
     case Mismatch::kPgwSenderFteidNotProxy: return "pgw_sender_fteid_not_proxy";
     case Mismatch::kPgwSenderFteidInvalid: return "pgw_sender_fteid_invalid";
     case Mismatch::kPgwImsiOutOfRange: return "pgw_imsi_out_of_range";

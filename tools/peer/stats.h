@@ -27,6 +27,7 @@ enum class Mismatch : uint8_t {
   kSgwBearerContext,       // bearer context missing, or EBI / bearer cause wrong
   kSgwUnexpectedMessage,   // a request the SGW does not handle
   kSgwUnsafeDestination,   // a request would go to a non-loopback address
+  kSgwDeleteBearerRequest, // Delete Bearer Request without the session's default EBI as LBI
   // Seen by an emulated PGW in a request.
   kPgwSenderFteidNotProxy,  // sender S5/S8-C F-TEID names something else than the proxy
   kPgwSenderFteidInvalid,   // sender F-TEID missing, wrong interface type, TEID 0
@@ -108,6 +109,15 @@ struct SgwStats {
   uint64_t starved = 0;  // tokens with no subscriber free to use them
   uint64_t internal_errors = 0;  // a message that could not be built
   std::array<uint64_t, 256> causes{};  // Cause of every response received
+  // Requests from the network side (a proxy or PGW deleting sessions, e.g.
+  // after a PGW restart). Retransmissions are counted only as duplicates.
+  uint64_t delete_bearer_requests = 0;       // Delete Bearer Requests, first copies
+  uint64_t sessions_deleted_by_network = 0;  // accepted: the subscriber is detached
+  uint64_t delete_bearer_unknown = 0;        // TEID names no attached session: cause 64
+  uint64_t delete_bearer_duplicates = 0;     // retransmissions answered again
+  uint64_t transactions_cancelled = 0;       // in flight when their session was deleted
+  uint64_t answers_evicted = 0;              // an answer forgotten within the duplicate window
+  std::array<uint64_t, 256> delete_bearer_causes{};  // Cause of each request (0: none)
   SplitCounters split;
   std::array<LatencyHistogram, kTxnCount> latency{};
 };

@@ -28,6 +28,14 @@ LatencyHistogram allLatency(const SgwStats& s) {
   return all;
 }
 
+// {"cause value": count} for the values seen.
+nlohmann::json byCause(const std::array<uint64_t, 256>& counts) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    if (counts[i] != 0) j[std::to_string(i)] = counts[i];
+  return j;
+}
+
 uint64_t totalTimeouts(const RunReport& r) { return r.sgw ? sum(r.sgw->timeouts) : 0; }
 
 std::string fixed(double v, int digits) {
@@ -47,7 +55,7 @@ nlohmann::json toJson(const RunReport& r) {
   const RunConfig& c = *r.config;
   json j;
   j["roles"] = {{"sgw", c.sgw_role}, {"pgw", c.pgw_role}};
-  j["mode"] = c.mode == RunMode::kLifecycle ? "lifecycle" : "modify-only";
+  j["mode"] = modeName(c.mode);
   j["config"] = {{"proxy", c.options.proxy},
                  {"relay", c.options.relay},
                  {"sgw", c.options.sgw},
@@ -106,16 +114,20 @@ nlohmann::json toJson(const RunReport& r) {
                      {"rejected", s.sessions_rejected},
                      {"deleted", s.sessions_deleted},
                      {"up_at_end", r.sgw_sessions_up}};
-    json causes = json::object();
-    for (std::size_t i = 0; i < s.causes.size(); ++i)
-      if (s.causes[i] != 0) causes[std::to_string(i)] = s.causes[i];
-    j["causes"] = causes;
+    j["causes"] = byCause(s.causes);
     json split = json::object();
     for (std::size_t i = 0; i < s.split.size; ++i)
       split[addressToString(s.split.addr[i])] = s.split.count[i];
     if (s.split.other != 0) split["other"] = s.split.other;
     j["split"] = split;
     j["schedule"] = {{"starved", s.starved}, {"lagged", r.schedule_lagged}};
+    j["network_initiated"] = {{"delete_bearer_requests", s.delete_bearer_requests},
+                              {"sessions_deleted_by_network", s.sessions_deleted_by_network},
+                              {"delete_bearer_unknown", s.delete_bearer_unknown},
+                              {"delete_bearer_duplicates", s.delete_bearer_duplicates},
+                              {"transactions_cancelled", s.transactions_cancelled},
+                              {"answers_evicted", s.answers_evicted},
+                              {"request_causes", byCause(s.delete_bearer_causes)}};
     j["echo_requests_answered_by_sgw"] = s.echo_requests_answered;
     j["internal_errors"] = s.internal_errors;
   }
@@ -168,7 +180,7 @@ void printSummary(const RunReport& r, std::ostream& out) {
   const RunConfig& c = *r.config;
   out << "gtpcp-peer summary (" << (c.sgw_role ? "sgw" : "") << (c.sgw_role && c.pgw_role ? "+" : "")
       << (c.pgw_role ? "pgw" : "")
-      << (c.sgw_role ? (c.mode == RunMode::kLifecycle ? ", lifecycle" : ", modify-only") : "")
+      << (c.sgw_role ? std::string(", ") + modeName(c.mode) : std::string())
       << (c.options.relay ? ", through a relay" : "") << ")"
       << (r.interrupted ? " [interrupted]" : "") << "\n";
   out << "  elapsed " << fixed(r.elapsed_s, 2) << " s, measured window " << fixed(r.window_s, 2)
@@ -218,6 +230,11 @@ void printSummary(const RunReport& r, std::ostream& out) {
     out << "\n  responses           duplicate " << s.duplicate_responses << ", late "
         << s.late_responses << ", outstanding at end " << r.outstanding << "\n";
     out << "  schedule            starved " << s.starved << ", lagged " << r.schedule_lagged << "\n";
+    out << "  network-initiated   delete bearer requests " << s.delete_bearer_requests
+        << " (sessions deleted " << s.sessions_deleted_by_network << ", unknown "
+        << s.delete_bearer_unknown << "), duplicates " << s.delete_bearer_duplicates
+        << ", transactions cancelled " << s.transactions_cancelled << ", answers evicted "
+        << s.answers_evicted << "\n";
   }
   if (r.pgw != nullptr) {
     for (std::size_t i = 0; i < r.pgw->size(); ++i) {

@@ -1,0 +1,121 @@
+// The SGW and PGW engines wired together in memory for the unit tests: a
+// fake Outbox that keeps what the engines send, and a fake network that
+// behaves like gtpcp-relay. The tests drive the clock themselves.
+#pragma once
+
+#include <array>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "common/gtp/v2/message.h"
+#include "tools/peer/pgw.h"
+#include "tools/peer/sgw.h"
+
+namespace gtpcp::peer::testing {
+
+constexpr uint32_t kProxy = 0x7f000001;
+constexpr uint32_t kSgw0 = 0x7f00000b;
+constexpr uint32_t kPgw0 = 0x7f000015;
+constexpr int64_t kMs = 1'000'000;
+constexpr uint16_t kPairPortBase = 40000;
+
+struct Sent {
+  uint32_t socket;
+  Endpoint to;
+  std::vector<uint8_t> bytes;
+};
+
+class FakeOutbox : public Outbox {
+ public:
+  std::span<uint8_t> reserve(uint32_t) noexcept override { return buf_; }
+  void commit(uint32_t socket, const Endpoint& to, std::size_t length) noexcept override {
+    sent.push_back(Sent{socket, to, std::vector<uint8_t>(buf_.begin(), buf_.begin() + length)});
+  }
+  std::deque<Sent> sent;
+
+ private:
+  std::array<uint8_t, 2048> buf_{};
+};
+
+inline Identities ids(uint32_t count) {
+  Identities i;
+  i.imsi_start = 1010000000001;
+  i.imsi_digits = 15;
+  i.msisdn_start = 15550000001;
+  i.msisdn_digits = 11;
+  i.count = count;
+  i.plmn = *gtp::makePlmn("001", "01");
+  return i;
+}
+
+// SGW nodes on sockets 0..S-1, PGW nodes after them. The network relays like
+// gtpcp-relay: SGW node k's datagrams reach PGW 0 from (proxy, 40000 + k),
+// and the PGW's answers to that endpoint come back to SGW node k from the
+// proxy's endpoint.
+class Harness {
+ public:
+  // `tweak`, when given, adjusts the SGW configuration before the engines are built.
+  Harness(uint32_t subscribers, uint32_t sgws, bool sgw_relay_mode, uint8_t reject = 0,
+          bool same_sequence = false, const std::function<void(SgwConfig&)>& tweak = {}) {
+    SgwConfig s;
+    for (uint32_t k = 0; k < sgws; ++k) s.nodes.push_back(SgwNodeConfig{kSgw0 + k, k});
+    s.proxy = Endpoint{kProxy, kGtpcPort};
+    s.relay = sgw_relay_mode;
+    s.ids = ids(subscribers);
+    s.modifies = 2;
+    s.cycles = 1;
+    s.t3_ns = 100 * kMs;
+    s.n3 = 2;
+    s.same_sequence = same_sequence;
+    s.sequence_seed = 1000;
+    if (reject) s.expected_rejections.set(reject);
+    s.local_pgws = {kPgw0};
+    s.local_pgw_causes = {reject};
+    if (tweak) tweak(s);
+    sgw_nodes_ = sgws;
+    PgwConfig p;
+    PgwNodeConfig n;
+    n.addr = kPgw0;
+    n.socket = sgws;
+    n.reject_cause = reject;
+    p.nodes.push_back(n);
+    p.relay = true;  // the network is a relay
+    p.proxy_gateway = kProxy;
+    p.ids = ids(subscribers);
+    p.capacity = subscribers * 2 + 16;
+    sgw = std::make_unique<SgwEngine>(s, out, sgw_stats, mismatches, malformed);
+    pgw = std::make_unique<PgwEngine>(p, out, pgw_stats, mismatches, malformed);
+  }
+
+  // Delivers everything in flight (and what it causes) at `now`.
+  void pump(int64_t now) {
+    while (!out.sent.empty()) {
+      Sent d = std::move(out.sent.front());
+      out.sent.pop_front();
+      deliver(d, now);
+    }
+  }
+  void deliver(const Sent& d, int64_t now) {
+    if (d.socket < sgw_nodes_) {
+      pgw->onDatagram(0, Endpoint{kProxy, static_cast<uint16_t>(kPairPortBase + d.socket)}, d.bytes, now);
+    } else {
+      const uint32_t node = d.to.port - kPairPortBase;
+      sgw->onDatagram(node, Endpoint{kProxy, kGtpcPort}, d.bytes, now);
+    }
+  }
+
+  FakeOutbox out;
+  SgwStats sgw_stats;
+  std::vector<PgwNodeStats> pgw_stats;
+  MismatchCounters mismatches;
+  MalformedCounters malformed;
+  std::unique_ptr<SgwEngine> sgw;
+  std::unique_ptr<PgwEngine> pgw;
+
+ private:
+  uint32_t sgw_nodes_ = 1;
+};
+
+}  // namespace gtpcp::peer::testing
