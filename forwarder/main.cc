@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   options.socket_buffer_bytes = static_cast<int>(config->gtpc.socket_buffer_bytes);
   options.sockets = gtpcp::group::socketPlanOf(*config);
   options.recovery = config->gtpc.recovery;
+  options.creations_per_peer = config->overload.creations_per_peer;
+  options.creations_burst = config->overload.creations_burst;
   auto routing = gtpcp::config::loadRoutingDocument(config->routing.resolved);
   if (!routing) {
     spdlog::critical("{}", routing.error().toString());

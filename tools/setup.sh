@@ -30,7 +30,7 @@ done
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config python3 libexpected-dev nlohmann-json3-dev
                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libboost-dev
                 libyaml-cpp-dev libspdlog-dev libfmt-dev)
-TEST_PACKAGES=(tshark clang libclang-rt-14-dev)
+TEST_PACKAGES=(tshark clang libclang-rt-14-dev python3-scapy iproute2 util-linux)
 
 missing_packages() {
   local p

@@ -128,6 +128,20 @@ constexpr KeyInfo kKeys[] = {
    .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.recovery = static_cast<uint8_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.gtpc.recovery); }},
 
+  {.path = "overload", .type = KeyType::kSection,
+   .doc = "Protection of established sessions from surges of new ones (full new rings are refused anyway)."},
+  {.path = "overload.creations_per_peer", .type = KeyType::kInteger, .min = 0, .max = 10000000,
+   .default_value = "0",
+   .doc = "Session-creating requests per second accepted from one peer address; more are rejected with "
+          "No resources available. 0: no limit.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.overload.creations_per_peer = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.overload.creations_per_peer); }},
+  {.path = "overload.creations_burst", .type = KeyType::kInteger, .min = 0, .max = 10000000,
+   .default_value = "0",
+   .doc = "Requests one peer may send at once above its rate; 0: one second's worth.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.overload.creations_burst = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.overload.creations_burst); }},
+
   {.path = "timers", .type = KeyType::kSection,
    .doc = "Retransmission of the requests the proxy sends (TS 29.274 7.6, TS 29.060 7.6)."},
   {.path = "timers.t3_ms", .type = KeyType::kInteger, .min = 100, .max = 60000, .default_value = "3000",

@@ -123,6 +123,11 @@ struct InstanceConfig {
     uint8_t recovery = 0;
   } gtpc;
 
+  struct Overload {
+    uint32_t creations_per_peer = 0;  // 0: no limit
+    uint32_t creations_burst = 0;     // 0: one second's worth
+  } overload;
+
   struct Timers {
     uint32_t t3_ms = 0;
     uint32_t n3 = 0;

@@ -3,6 +3,8 @@
 #include "common/config/routing.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -33,7 +35,10 @@ constexpr std::string_view kHealthCheckKeys[] = {"interval_ms", "misses", "resta
 constexpr std::string_view kFailoverKeys[] = {"response_timeout_ms", "attempts", "try_another", "when_exhausted"};
 constexpr std::string_view kPoolKeys[] = {"gateways"};
 constexpr std::string_view kGatewayKeys[] = {"name", "address", "port", "weight"};
-constexpr std::string_view kRuleKeys[] = {"name", "match", "pool"};
+constexpr std::string_view kRuleKeys[] = {"name", "match", "pool", "overrides"};
+constexpr std::string_view kOverrideKeys[] = {"apn", "apn_ambr", "charging_characteristics", "selection_mode",
+                                              "pdn_type"};
+constexpr std::string_view kAmbrKeys[] = {"uplink_kbps", "downlink_kbps"};
 constexpr std::string_view kMatchKeys[] = {"apn",      "imsi_prefix", "imsi_range",
                                            "serving_network", "rat_type", "sgw_address"};
 constexpr std::string_view kRangeKeys[] = {"from", "to"};
@@ -437,6 +442,60 @@ class RoutingParser {
     }
   }
 
+  bool parseOverrides(const MapEntry& e, Overrides& o) {
+    if (e.value.IsNull()) return true;
+    if (!expectMap(e.value, e.line, e.path, "a mapping of apn, apn_ambr, charging_characteristics, selection_mode, pdn_type"))
+      return false;
+    const std::size_t errors = diag_.count();
+    for (const MapEntry& k : knownEntries(e.value, e.path, kOverrideKeys)) {
+      if (k.key == "apn") {
+        const std::string* text = readScalar(k.value, k.line, k.path, "an APN", diag_);
+        if (text == nullptr) continue;
+        bool valid = !text->empty() && text->size() <= 100 && text->front() != '.' && text->back() != '.' &&
+                     text->find("..") == std::string::npos;
+        for (char c : *text) {
+          valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.');
+        }
+        if (!valid) {
+          diag_.error(k.line, k.path,
+                      quote(*text) + " is not an APN: labels of A-Z a-z 0-9 - separated by dots, at most 100 "
+                                     "characters (TS 23.003 §9.1)");
+          continue;
+        }
+        o.apn = *text;
+      } else if (k.key == "apn_ambr") {
+        if (!expectMap(k.value, k.line, k.path, "a mapping of uplink_kbps, downlink_kbps")) continue;
+        for (const MapEntry& a : knownEntries(k.value, k.path, kAmbrKeys)) {
+          auto v = readInteger(a.value, a.line, a.path, 1, UINT32_MAX, diag_);
+          if (!v) continue;
+          (a.key == "uplink_kbps" ? o.apn_ambr_uplink_kbps : o.apn_ambr_downlink_kbps) = static_cast<uint32_t>(*v);
+        }
+      } else if (k.key == "charging_characteristics") {
+        // Written as a number, often hexadecimal ("0x0800": normal charging).
+        const std::string* text = readScalar(k.value, k.line, k.path, "a 16-bit value", diag_);
+        if (text == nullptr) continue;
+        char* end = nullptr;
+        const unsigned long v = std::strtoul(text->c_str(), &end, 0);
+        if (text->empty() || *end != '\0' || v > 0xffff) {
+          diag_.error(k.line, k.path, quote(*text) + " is not a 16-bit value (0..65535, or 0x0000..0xffff)");
+          continue;
+        }
+        o.charging_characteristics = static_cast<uint16_t>(v);
+      } else if (k.key == "selection_mode") {
+        if (auto v = readInteger(k.value, k.line, k.path, 0, 3, diag_)) o.selection_mode = static_cast<uint8_t>(*v);
+      } else if (const std::string* text = readScalar(k.value, k.line, k.path, "ipv4, ipv6 or ipv4v6", diag_)) {
+        if (*text == "ipv4") {
+          o.allow_ipv6 = false;
+        } else if (*text == "ipv6") {
+          o.allow_ipv4 = false;
+        } else if (*text != "ipv4v6") {
+          diag_.error(k.line, k.path, quote(*text) + " is not ipv4, ipv6 or ipv4v6");
+        }
+      }
+    }
+    return diag_.count() == errors;
+  }
+
   void parseRules(const MapEntry& e) {
     if (e.value.IsNull() || (e.value.IsSequence() && e.value.size() == 0)) {
       diag_.error(e.line, e.path, "needs at least one rule");
@@ -526,6 +585,7 @@ class RoutingParser {
     }
 
     if (const MapEntry* match = findEntry(keys, "match")) ok = parseMatch(*match, rule.match) && ok;
+    if (const MapEntry* o = findEntry(keys, "overrides")) ok = parseOverrides(*o, rule.overrides) && ok;
     return ok;
   }
 
@@ -819,6 +879,15 @@ class RoutingParser {
       for (const Cidr4& c : m.sgw_ipv4) v.push_back(cidrText(c));
       for (const Cidr6& c : m.sgw_ipv6) v.push_back(cidrText(c));
       line("sgw_address", std::exchange(v, {}));
+      const Overrides& o = r.overrides;
+      if (!o.apn.empty()) out += " override apn " + o.apn + "\n";
+      if (o.apn_ambr_uplink_kbps) out += " override apn_ambr_uplink " + std::to_string(*o.apn_ambr_uplink_kbps) + "\n";
+      if (o.apn_ambr_downlink_kbps)
+        out += " override apn_ambr_downlink " + std::to_string(*o.apn_ambr_downlink_kbps) + "\n";
+      if (o.charging_characteristics)
+        out += " override charging_characteristics " + std::to_string(*o.charging_characteristics) + "\n";
+      if (o.selection_mode) out += " override selection_mode " + std::to_string(*o.selection_mode) + "\n";
+      if (!o.allow_ipv4 || !o.allow_ipv6) out += std::string(" override pdn_type ") + (o.allow_ipv4 ? "ipv4" : "ipv6") + "\n";
     }
     const HealthCheck& h = table_.health_check_;
     out += "health_check " + std::to_string(h.interval_ms) + " " + std::to_string(h.misses) + " " +

@@ -5,7 +5,9 @@
 //   version: 1
 //   pools:   { <pool>: { gateways: [ {name, address, port = 2123, weight = 1}, ... ] } }
 //   rules:   [ {name, match: {apn, imsi_prefix, imsi_range, serving_network,
-//                             rat_type, sgw_address}, pool}, ... ]
+//                             rat_type, sgw_address}, pool,
+//              overrides: {apn, apn_ambr: {uplink_kbps, downlink_kbps},
+//                          charging_characteristics, selection_mode, pdn_type}}, ... ]
 //   health_check: {interval_ms = 5000, misses = 3, restart_notify_rate = 1000}
 //   failover: {response_timeout_ms = 2000, attempts = 3, try_another = [],
 //              when_exhausted = remote_peer_not_responding}
@@ -104,10 +106,30 @@ struct Match {
   bool matchesEverything() const noexcept;
 };
 
+// What a rule changes in the Create Session Requests it sends to its pool
+// (and, for the APN, back in the messages of its sessions from the PGW).
+struct Overrides {
+  std::string apn;                                // dotted; empty: unchanged
+  std::optional<uint32_t> apn_ambr_uplink_kbps;   // caps the APN-AMBR
+  std::optional<uint32_t> apn_ambr_downlink_kbps;
+  std::optional<uint16_t> charging_characteristics;  // set, added when absent
+  std::optional<uint8_t> selection_mode;             // 0..3, set, added when absent
+  // PDN types allowed (TS 29.274 8.34): a request for IPv4v6 is narrowed to
+  // the allowed one; a request for a type not allowed is refused.
+  bool allow_ipv4 = true;
+  bool allow_ipv6 = true;
+
+  bool any() const noexcept {
+    return !apn.empty() || apn_ambr_uplink_kbps || apn_ambr_downlink_kbps || charging_characteristics ||
+           selection_mode || !allow_ipv4 || !allow_ipv6;
+  }
+};
+
 struct Rule {
   std::string name;
   uint16_t pool = 0;
   Match match;
+  Overrides overrides;
   int line = 0;
 };
 
@@ -170,6 +192,7 @@ class RoutingTable {
   std::span<const Gateway> gateways() const noexcept { return gateways_; }
   std::span<const Pool> pools() const noexcept { return pools_; }
   std::span<const Rule> rules() const noexcept { return rules_; }
+  const Rule& rule(uint16_t index) const noexcept { return rules_[index]; }
   // The gateways of pool `index`.
   std::span<const Gateway> gatewaysOf(uint16_t index) const noexcept;
   std::optional<uint16_t> findPool(std::string_view name) const noexcept;

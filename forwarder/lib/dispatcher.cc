@@ -3,6 +3,7 @@
 #include "common/group/meta.h"
 #include "forwarder/lib/classify.h"
 #include "forwarder/lib/health.h"
+#include "forwarder/lib/peer_rate_limit.h"
 #include "forwarder/lib/replies.h"
 
 namespace gtpcp::forwarder {
@@ -14,6 +15,16 @@ void Dispatcher::reply(const ring::DatagramMeta& meta, std::size_t length) noexc
   if (length == 0) return;
   if (!replies_.reply(meta.local_socket, group::peerOf(meta), std::span(reply_buffer_).first(length)))
     counters_.send_errors.add();
+}
+
+void Dispatcher::refuseCreation(const ring::DatagramMeta& meta, bool decoded, metrics::Counter& counter) noexcept {
+  // Undecodable, it cannot be answered: its sender F-TEID is unknown.
+  if (!decoded) {
+    counters_.dropped_overload.add();
+    return;
+  }
+  reply(meta, createSessionOverload(scratch_, reply_buffer_));
+  counter.add();
 }
 
 void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
@@ -34,6 +45,10 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
     }
     case Route::kNew: {
       WorkerPorts& w = workers_[c.worker];
+      if (peer_limit_ != nullptr && !peer_limit_->allow(group::peerOf(meta), meta.receive_ns)) {
+        refuseCreation(meta, c.decoded, counters_.rejected_peer_rate);
+        return;
+      }
       if (w.fresh.push(meta, bytes)) {
         w.dirty = true;
         counters_.to_new.add();
@@ -41,12 +56,7 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
       }
       // The worker is behind on new sessions: refuse this one at once rather
       // than let it wait; sessions already up keep their priority ring.
-      if (c.decoded) {
-        reply(meta, createSessionOverload(scratch_, reply_buffer_));
-        counters_.rejected_overload.add();
-      } else {
-        counters_.dropped_overload.add();
-      }
+      refuseCreation(meta, c.decoded, counters_.rejected_overload);
       return;
     }
     case Route::kEchoRequest:

@@ -33,6 +33,7 @@ struct WorkerPorts {
 };
 
 class GatewayHealth;
+class PeerRateLimiter;
 
 class Dispatcher {
  public:
@@ -45,15 +46,21 @@ class Dispatcher {
   void flush() noexcept;
   // Where Echo Responses go (the forwarder's health checks); none: counted only.
   void setHealth(GatewayHealth* health) noexcept { health_ = health; }
+  // Session creations per peer over this limit are rejected; none: no limit.
+  void setPeerRateLimit(PeerRateLimiter* limiter) noexcept { peer_limit_ = limiter; }
 
  private:
   void reply(const ring::DatagramMeta& meta, std::size_t length) noexcept;
+  // A session creation refused with No resources available (the Create
+  // Session Request just classified, in scratch_), counted in `counter`.
+  void refuseCreation(const ring::DatagramMeta& meta, bool decoded, metrics::Counter& counter) noexcept;
 
   std::span<WorkerPorts> workers_;
   ForwarderShm& shm_;
   ForwarderCounters& counters_;
   ReplySink& replies_;
   GatewayHealth* health_ = nullptr;
+  PeerRateLimiter* peer_limit_ = nullptr;
   gtp::v2::Message scratch_;
   std::array<uint8_t, 128> reply_buffer_{};
 };

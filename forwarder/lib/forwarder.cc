@@ -248,6 +248,10 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   f->sender_ = std::make_unique<Sender>(f->sockets_, options.batch, *f->shm_);
   if (options.routing != nullptr)
     f->health_ = std::make_unique<GatewayHealth>(*options.routing, options.sockets, *f->shm_, monotonicNs());
+  if (options.creations_per_peer != 0) {
+    f->peer_limit_ = std::make_unique<PeerRateLimiter>(
+        options.creations_per_peer, options.creations_burst != 0 ? options.creations_burst : options.creations_per_peer);
+  }
   return f;
 }
 
@@ -363,6 +367,7 @@ void Forwarder::sleep() noexcept {
 void Forwarder::run(const std::atomic<bool>& stop) noexcept {
   dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *sender_);
   dispatcher_->setHealth(health_.get());
+  dispatcher_->setPeerRateLimit(peer_limit_.get());
   group::ProcessStatusShm& status = shm_->status;
   status.pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
   status.started_ns.store(realtimeNs(), std::memory_order_relaxed);

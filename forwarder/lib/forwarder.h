@@ -26,6 +26,7 @@
 #include "forwarder/lib/dispatcher.h"
 #include "forwarder/lib/forwarder_shm.h"
 #include "forwarder/lib/health.h"
+#include "forwarder/lib/peer_rate_limit.h"
 
 namespace gtpcp::forwarder {
 
@@ -41,6 +42,9 @@ struct ForwarderOptions {
   uint8_t recovery = 1;
   // The routing document: its gateways get Echo health checks. None: no checks.
   const config::RoutingTable* routing = nullptr;
+  // Session creations per second per peer (0: no limit), and the burst.
+  uint32_t creations_per_peer = 0;
+  uint32_t creations_burst = 0;
 };
 
 class Forwarder {
@@ -77,6 +81,7 @@ class Forwarder {
   std::unique_ptr<Sender> sender_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<GatewayHealth> health_;
+  std::unique_ptr<PeerRateLimiter> peer_limit_;
   struct ReceiveBuffers;
   std::unique_ptr<ReceiveBuffers> rx_;
 };

@@ -21,6 +21,7 @@ namespace gtpcp::forwarder {
   X(dropped_gtpv1, "forwarder.dropped_gtpv1", "GTPv1-C datagrams other than Echo (Gn/Gp not served)") \
   X(dropped_priority_full, "forwarder.dropped_priority_ring_full", "datagrams dropped because a worker's priority ring was full") \
   X(rejected_overload, "forwarder.rejected_overload", "session creations rejected (No resources) because a worker's new ring was full") \
+  X(rejected_peer_rate, "forwarder.rejected_peer_rate", "session creations rejected (No resources) over the sending peer's overload.creations_per_peer") \
   X(dropped_overload, "forwarder.dropped_overload", "session creations dropped because neither the ring nor a rejection could be sent") \
   X(to_priority, "forwarder.datagrams_to_priority_ring", "datagrams put on workers' priority rings")   \
   X(to_new, "forwarder.datagrams_to_new_ring", "session-creating requests put on workers' new rings") \

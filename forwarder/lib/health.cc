@@ -77,9 +77,11 @@ uint64_t GatewayHealth::tick(uint64_t now_ns, ReplySink& out) noexcept {
         shm_.counters.echo_requests_sent.add();
       }
       t.awaiting = true;
-      // On the schedule, not on now: a late turn does not stretch intervals.
+      // On the schedule, not on now: a late turn does not stretch intervals,
+      // and a long stall skips whole intervals but keeps each gateway's
+      // phase, so the requests stay spread over the interval.
       t.due_ns += interval;
-      if (t.due_ns <= now_ns) t.due_ns = now_ns + interval;
+      if (t.due_ns <= now_ns) t.due_ns += ((now_ns - t.due_ns) / interval + 1) * interval;
     }
     next = std::min(next, t.due_ns);
   }

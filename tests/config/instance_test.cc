@@ -134,6 +134,8 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"gtpc.gateway.ipv6", ReloadClass::kRestart},
       {"gtpc.socket_buffer_bytes", ReloadClass::kRestart},
       {"gtpc.recovery", ReloadClass::kRestart},
+      {"overload.creations_per_peer", ReloadClass::kRestart},
+      {"overload.creations_burst", ReloadClass::kRestart},
       {"timers.t3_ms", ReloadClass::kReload},
       {"timers.n3", ReloadClass::kReload},
       {"rings.priority_slots", ReloadClass::kRestart},
@@ -475,7 +477,7 @@ TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
       lines(r.error()),
       ElementsAre("gtpcp.yaml:1: grup: unknown key (did you mean \"group\"?)",
                   "gtpcp.yaml:4: gtpc.port: unknown key; expected one of: group, instance, "
-                  "run_dir, workers, routing, log, gtpc, timers, rings, sessions, cpu",
+                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, cpu",
                   "gtpcp.yaml:6: gtpc.acess: unknown key (did you mean \"access\"?)",
                   "gtpcp.yaml:10: gtpc.access.ipv5: unknown key (did you mean \"ipv4\"?)",
                   "gtpcp.yaml:13: gtpc.gateway.zzz: unknown key; expected one of: ipv4, ipv6",
@@ -484,7 +486,7 @@ TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
                   "gtpcp.yaml:16: sessions.per_partitions: unknown key (did you mean "
                   "\"per_partition\"?)",
                   "gtpcp.yaml:17: storage: unknown key; expected one of: group, instance, "
-                  "run_dir, workers, routing, log, gtpc, timers, rings, sessions, cpu"));
+                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, cpu"));
 }
 
 TEST(InstanceConfig, ReportsDuplicateKeys) {

@@ -1,8 +1,9 @@
 // The routing document: loading, every selection criterion alone and
-// combined, rule order, validation errors and the content hash
-// (common/config/routing.h).
+// combined, rule order, the health_check and failover sections, validation
+// errors and the content hash (common/config/routing.h).
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -472,7 +473,7 @@ TEST(RoutingValidation, ReportsUnknownKeysAtEveryLevel) {
                           "routing.yaml:10: rules[0].match.imsi_range[0].step: unknown key; "
                           "expected one of: from, to",
                           "routing.yaml:12: rules[0].priority: unknown key; expected one of: "
-                          "name, match, pool"));
+                          "name, match, pool, overrides"));
 }
 
 TEST(RoutingValidation, ReportsMissingSections) {
@@ -816,6 +817,327 @@ TEST(RoutingHash, ChangesWithAnythingThatRoutesDifferently) {
   EXPECT_TRUE(changed("{name: r,", "{name: r2,"));
   EXPECT_TRUE(changed("pool: ims}", "pool: internet}"));
   EXPECT_FALSE(changed("apn: ims", "apn: [IMS]"));
+}
+
+// -- health_check and failover ---------------------------------------------------------
+
+// A valid document whose line 4 is the first of `tail`.
+std::string documentWith(std::string_view tail) {
+  return std::string("version: 1\n"                                            // 1
+                     "pools: {p: {gateways: [{name: g1, address: 10.0.0.1}]}}\n"  // 2
+                     "rules: [{name: r, pool: p}]\n") +                       // 3
+         std::string(tail);
+}
+
+// The errors of documentWith(tail), "(no error)" when it loads.
+std::vector<std::string> errorsWith(std::string_view tail) {
+  const auto r = parse(documentWith(tail));
+  if (r) return {"(no error)"};
+  return lines(r.error());
+}
+
+// The cause values 0..255 for which `f` sends the request to another gateway.
+std::vector<int> causesTryingAnother(const Failover& f) {
+  std::vector<int> out;
+  for (int c = 0; c < 256; ++c)
+    if (f.triesAnother(static_cast<uint8_t>(c))) out.push_back(c);
+  return out;
+}
+
+// Every health_check and failover setting of `t`, as the accessors give them.
+std::string settingsOf(const RoutingTable& t) {
+  const HealthCheck& h = t.healthCheck();
+  const Failover& f = t.failover();
+  std::string causes;
+  for (int c : causesTryingAnother(f)) causes += (causes.empty() ? "" : " ") + std::to_string(c);
+  return "interval_ms " + std::to_string(h.interval_ms) + ", misses " + std::to_string(h.misses) +
+         ", restart_notify_rate " + std::to_string(h.restart_notify_rate) + "; response_timeout_ms " +
+         std::to_string(f.response_timeout_ms) + ", attempts " + std::to_string(f.attempts) +
+         ", try_another [" + causes + "], exhausted cause " + std::to_string(f.exhaustedCause());
+}
+
+// settingsOf() the document with `tail`, or its errors.
+std::string settingsWith(std::string_view tail) {
+  const auto r = parse(documentWith(tail));
+  return r ? settingsOf(*r) : errorText(r);
+}
+
+constexpr const char* kDefaultSettings =
+    "interval_ms 5000, misses 3, restart_notify_rate 1000; response_timeout_ms 2000, attempts 3, "
+    "try_another [], exhausted cause 100";
+
+TEST(RoutingHealthCheck, DefaultsWhenTheSectionsAreAbsentOrEmpty) {
+  const auto r = parse(documentWith(""));
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(settingsOf(*r), kDefaultSettings);
+  EXPECT_EQ(r->failover().when_exhausted, Failover::WhenExhausted::kRemotePeerNotResponding);
+  // Every key commented out, or the sections too.
+  EXPECT_EQ(settingsWith("health_check:\nfailover:\n"), kDefaultSettings);
+  EXPECT_EQ(settingsWith("health_check: {}\nfailover: {}\n"), kDefaultSettings);
+  EXPECT_EQ(settingsWith("# health_check:\n#   misses: 9\n"), kDefaultSettings);
+}
+
+TEST(RoutingHealthCheck, ReadsEveryKey) {
+  const auto r = parse(documentWith(
+      "health_check:\n"
+      "  interval_ms: 1500\n"
+      "  misses: 7\n"
+      "  restart_notify_rate: 25\n"
+      "failover:\n"
+      "  response_timeout_ms: 750\n"
+      "  attempts: 2\n"
+      "  try_another: [73, 100]\n"
+      "  when_exhausted: no_resources_available\n"));
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(settingsOf(*r),
+            "interval_ms 1500, misses 7, restart_notify_rate 25; response_timeout_ms 750, attempts 2, "
+            "try_another [73 100], exhausted cause 73");
+  const Failover& f = r->failover();
+  EXPECT_TRUE(f.triesAnother(73));
+  EXPECT_TRUE(f.triesAnother(100));
+  EXPECT_FALSE(f.triesAnother(72));
+  EXPECT_FALSE(f.triesAnother(74));
+  EXPECT_FALSE(f.triesAnother(101));
+  EXPECT_EQ(f.when_exhausted, Failover::WhenExhausted::kNoResourcesAvailable);
+  EXPECT_EQ(f.exhaustedCause(), 73);
+}
+
+TEST(RoutingHealthCheck, AcceptsTheBoundsOfEveryKey) {
+  EXPECT_EQ(settingsWith("health_check: {interval_ms: 100, misses: 1, restart_notify_rate: 1}\n"
+                         "failover: {response_timeout_ms: 50, attempts: 1, try_another: [64],\n"
+                         "           when_exhausted: remote_peer_not_responding}\n"),
+            "interval_ms 100, misses 1, restart_notify_rate 1; response_timeout_ms 50, attempts 1, "
+            "try_another [64], exhausted cause 100");
+  // try_another: bits at the edges of each 64-bit word of the set.
+  EXPECT_EQ(settingsWith("health_check: {interval_ms: 3600000, misses: 100, restart_notify_rate: 1000000}\n"
+                         "failover: {response_timeout_ms: 60000, attempts: 4,\n"
+                         "           try_another: [255, 127, 128, 191, 192]}\n"),
+            "interval_ms 3600000, misses 100, restart_notify_rate 1000000; response_timeout_ms 60000, "
+            "attempts 4, try_another [127 128 191 192 255], exhausted cause 100");
+}
+
+TEST(RoutingHealthCheck, ZeroTurnsTheChecksAndTheTimeoutOff) {
+  EXPECT_EQ(settingsWith("health_check: {interval_ms: 0}\nfailover: {response_timeout_ms: 0}\n"),
+            "interval_ms 0, misses 3, restart_notify_rate 1000; response_timeout_ms 0, attempts 3, "
+            "try_another [], exhausted cause 100");
+}
+
+TEST(RoutingHealthCheck, RefusesAnIntervalBetweenZeroAndAHundred) {
+  EXPECT_THAT(errorsWith("health_check:\n"          // 4
+                         "  misses: 2\n"             // 5
+                         "  interval_ms: 50\n"),     // 6
+              ElementsAre("routing.yaml:6: health_check.interval_ms: 50 is below 100 (0 turns "
+                          "health checks off)"));
+  EXPECT_THAT(errorsWith("health_check: {interval_ms: 99}\n"),
+              ElementsAre("routing.yaml:4: health_check.interval_ms: 99 is below 100 (0 turns "
+                          "health checks off)"));
+  EXPECT_THAT(errorsWith("health_check: {interval_ms: 1}\n"),
+              ElementsAre("routing.yaml:4: health_check.interval_ms: 1 is below 100 (0 turns "
+                          "health checks off)"));
+  EXPECT_THAT(errorsWith("health_check: {interval_ms: 3600001}\n"),
+              ElementsAre("routing.yaml:4: health_check.interval_ms: 3600001 is out of range "
+                          "0..3600000"));
+  EXPECT_THAT(errorsWith("health_check: {interval_ms: -1}\n"),
+              ElementsAre("routing.yaml:4: health_check.interval_ms: -1 is out of range 0..3600000"));
+  EXPECT_THAT(errorsWith("health_check: {interval_ms: \"5000\"}\n"),
+              ElementsAre("routing.yaml:4: health_check.interval_ms: expected an integer, found the "
+                          "string \"5000\" (write numbers without quotes)"));
+}
+
+TEST(RoutingHealthCheck, RefusesMissesAndRatesOutOfRange) {
+  EXPECT_THAT(errorsWith("health_check:\n"                 // 4
+                         "  misses: 0\n"                    // 5
+                         "  restart_notify_rate: 0\n"),     // 6
+              ElementsAre("routing.yaml:5: health_check.misses: 0 is out of range 1..100",
+                          "routing.yaml:6: health_check.restart_notify_rate: 0 is out of range "
+                          "1..1000000"));
+  EXPECT_THAT(errorsWith("health_check: {misses: 101, restart_notify_rate: 1000001}\n"),
+              ElementsAre("routing.yaml:4: health_check.misses: 101 is out of range 1..100",
+                          "routing.yaml:4: health_check.restart_notify_rate: 1000001 is out of range "
+                          "1..1000000"));
+}
+
+TEST(RoutingFailover, RefusesAttemptsAndTimeoutsOutOfRange) {
+  EXPECT_THAT(errorsWith("failover:\n"                     // 4
+                         "  attempts: 0\n"                  // 5
+                         "  response_timeout_ms: 49\n"),    // 6
+              ElementsAre("routing.yaml:5: failover.attempts: 0 is out of range 1..4",
+                          "routing.yaml:6: failover.response_timeout_ms: 49 is below 50 (0 turns "
+                          "failover on silence off)"));
+  EXPECT_THAT(errorsWith("failover: {attempts: 5, response_timeout_ms: 60001}\n"),
+              ElementsAre("routing.yaml:4: failover.attempts: 5 is out of range 1..4",
+                          "routing.yaml:4: failover.response_timeout_ms: 60001 is out of range "
+                          "0..60000"));
+}
+
+TEST(RoutingFailover, RefusesTryAnotherEntriesThatAreNotRejections) {
+  EXPECT_THAT(errorsWith("failover:\n"                     // 4
+                         "  try_another:\n"                 // 5
+                         "    - 73\n"                       // 6
+                         "    - 63\n"                       // 7
+                         "    - 256\n"                      // 8
+                         "    - \"100\"\n"                  // 9
+                         "    - [100]\n"),                  // 10
+              ElementsAre("routing.yaml:7: failover.try_another[1]: 63 is out of range 64..255",
+                          "routing.yaml:8: failover.try_another[2]: 256 is out of range 64..255",
+                          "routing.yaml:9: failover.try_another[3]: expected an integer, found the "
+                          "string \"100\" (write numbers without quotes)",
+                          "routing.yaml:10: failover.try_another[4]: expected an integer, found a list"));
+  EXPECT_THAT(errorsWith("failover: {try_another: [0, 16, 255]}\n"),
+              ElementsAre("routing.yaml:4: failover.try_another[0]: 0 is out of range 64..255",
+                          "routing.yaml:4: failover.try_another[1]: 16 is out of range 64..255"));
+  EXPECT_THAT(errorsWith("failover: {try_another: 73}\n"),
+              ElementsAre("routing.yaml:4: failover.try_another: expected a list of cause values, "
+                          "found a scalar"));
+  EXPECT_THAT(errorsWith("failover: {try_another: {73: yes}}\n"),
+              ElementsAre("routing.yaml:4: failover.try_another: expected a list of cause values, "
+                          "found a mapping"));
+}
+
+TEST(RoutingFailover, AnEmptyTryAnotherTriesNoOtherGateway) {
+  EXPECT_EQ(settingsWith("failover: {try_another: []}\n"), kDefaultSettings);
+  EXPECT_EQ(settingsWith("failover:\n  try_another:\n"), kDefaultSettings);
+}
+
+TEST(RoutingFailover, RefusesAnotherWordWhenExhausted) {
+  EXPECT_THAT(errorsWith("failover:\n"                             // 4
+                         "  when_exhausted: request_rejected\n"),   // 5
+              ElementsAre("routing.yaml:5: failover.when_exhausted: \"request_rejected\" is not "
+                          "remote_peer_not_responding (cause 100) or no_resources_available (cause 73)"));
+  EXPECT_THAT(errorsWith("failover: {when_exhausted: 73}\n"),
+              ElementsAre("routing.yaml:4: failover.when_exhausted: \"73\" is not "
+                          "remote_peer_not_responding (cause 100) or no_resources_available (cause 73)"));
+  EXPECT_THAT(errorsWith("failover: {when_exhausted: [no_resources_available]}\n"),
+              ElementsAre("routing.yaml:4: failover.when_exhausted: expected a word, found a list"));
+}
+
+TEST(RoutingHealthCheck, RefusesUnknownKeysInEitherSection) {
+  EXPECT_THAT(errorsWith("health_check:\n"                 // 4
+                         "  mises: 2\n"                     // 5
+                         "  interval: 1000\n"               // 6
+                         "failover:\n"                      // 7
+                         "  attempt: 2\n"                   // 8
+                         "  priority: 1\n"),                // 9
+              ElementsAre("routing.yaml:5: health_check.mises: unknown key (did you mean \"misses\"?)",
+                          "routing.yaml:6: health_check.interval: unknown key; expected one of: "
+                          "interval_ms, misses, restart_notify_rate",
+                          "routing.yaml:8: failover.attempt: unknown key (did you mean \"attempts\"?)",
+                          "routing.yaml:9: failover.priority: unknown key; expected one of: "
+                          "response_timeout_ms, attempts, try_another, when_exhausted"));
+  EXPECT_THAT(errorsWith("health_checks: {misses: 2}\n"),
+              ElementsAre("routing.yaml:4: health_checks: unknown key (did you mean "
+                          "\"health_check\"?)"));
+}
+
+TEST(RoutingHealthCheck, RefusesSectionsThatAreNotMappings) {
+  EXPECT_THAT(errorsWith("health_check: [interval_ms, 1000]\n"   // 4
+                         "failover:\n"                           // 5
+                         "  - attempts: 2\n"),                   // 6
+              ElementsAre("routing.yaml:4: health_check: expected a mapping of interval_ms, misses, "
+                          "restart_notify_rate, found a list",
+                          "routing.yaml:5: failover: expected a mapping of response_timeout_ms, "
+                          "attempts, try_another, when_exhausted, found a list"));
+  EXPECT_THAT(errorsWith("health_check: off\nfailover: 3\n"),
+              ElementsAre("routing.yaml:4: health_check: expected a mapping of interval_ms, misses, "
+                          "restart_notify_rate, found a scalar",
+                          "routing.yaml:5: failover: expected a mapping of response_timeout_ms, "
+                          "attempts, try_another, when_exhausted, found a scalar"));
+}
+
+TEST(RoutingHealthCheck, ReportsEveryProblemOfBothSectionsWithTheRest) {
+  const auto r = parse(
+      "version: 1\n"                                                        // 1
+      "pools: {p: {gateways: [{name: g1, address: 10.0.0.300}]}}\n"         // 2
+      "rules: [{name: r, pool: p}]\n"                                       // 3
+      "health_check: {interval_ms: 10, misses: 0}\n"                        // 4
+      "failover: {attempts: 9, try_another: [1], when_exhausted: later}\n");  // 5
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("routing.yaml:2: pools.p.gateways[0].address: \"10.0.0.300\" is not an "
+                          "IPv4 or IPv6 address",
+                          "routing.yaml:4: health_check.interval_ms: 10 is below 100 (0 turns health "
+                          "checks off)",
+                          "routing.yaml:4: health_check.misses: 0 is out of range 1..100",
+                          "routing.yaml:5: failover.attempts: 9 is out of range 1..4",
+                          "routing.yaml:5: failover.try_another[0]: 1 is out of range 64..255",
+                          "routing.yaml:5: failover.when_exhausted: \"later\" is not "
+                          "remote_peer_not_responding (cause 100) or no_resources_available (cause "
+                          "73)"));
+}
+
+TEST(RoutingHash, ChangesWithEveryHealthCheckAndFailoverSetting) {
+  const std::string base =
+      "health_check: {interval_ms: 5000, misses: 3, restart_notify_rate: 1000}\n"
+      "failover: {response_timeout_ms: 2000, attempts: 3, try_another: [73, 100], "
+      "when_exhausted: remote_peer_not_responding}\n";
+  const auto b = parse(documentWith(base));
+  ASSERT_TRUE(b) << errorText(b);
+  auto changed = [&](const std::string& from, const std::string& to) {
+    std::string text = base;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    const auto r = parse(documentWith(text));
+    EXPECT_TRUE(r) << to << ": " << errorText(r);
+    return r && r->contentHash() != b->contentHash();
+  };
+  EXPECT_TRUE(changed("interval_ms: 5000", "interval_ms: 5001"));
+  EXPECT_TRUE(changed("interval_ms: 5000", "interval_ms: 0"));
+  EXPECT_TRUE(changed("misses: 3", "misses: 4"));
+  EXPECT_TRUE(changed("restart_notify_rate: 1000", "restart_notify_rate: 999"));
+  EXPECT_TRUE(changed("response_timeout_ms: 2000", "response_timeout_ms: 0"));
+  EXPECT_TRUE(changed("attempts: 3", "attempts: 2"));
+  EXPECT_TRUE(changed("[73, 100]", "[73]"));
+  EXPECT_TRUE(changed("[73, 100]", "[73, 100, 255]"));
+  EXPECT_TRUE(changed("[73, 100]", "[72, 100]"));
+  EXPECT_TRUE(changed("[73, 100]", "[]"));
+  EXPECT_TRUE(changed("remote_peer_not_responding", "no_resources_available"));
+  // Neither the order of try_another nor a cause given twice changes anything.
+  EXPECT_FALSE(changed("[73, 100]", "[100, 73, 100]"));
+}
+
+TEST(RoutingHash, IgnoresHowHealthCheckAndFailoverAreWritten) {
+  const auto flow = parse(documentWith(
+      "health_check: {interval_ms: 1000, misses: 2}\n"
+      "failover: {attempts: 2, try_another: [100, 73], when_exhausted: no_resources_available}\n"));
+  ASSERT_TRUE(flow) << errorText(flow);
+  const auto block = parse(documentWith(
+      "# Faster checks than the default.\n"
+      "failover:\n"
+      "  when_exhausted: no_resources_available   # cause 73\n"
+      "  try_another:\n"
+      "    - 73\n"
+      "    - 100\n"
+      "  response_timeout_ms: 2000\n"
+      "  attempts: 2\n"
+      "\n"
+      "health_check:\n"
+      "  restart_notify_rate: 1000\n"
+      "  misses: 2\n"
+      "  interval_ms: 1000\n"));
+  ASSERT_TRUE(block) << errorText(block);
+  EXPECT_EQ(flow->normalised(), block->normalised());
+  EXPECT_EQ(flow->contentHash(), block->contentHash());
+
+  // The defaults written out are the sections left out.
+  const auto absent = parse(documentWith(""));
+  const auto written = parse(documentWith(
+      "health_check: {interval_ms: 5000, misses: 3, restart_notify_rate: 1000}\n"
+      "failover: {response_timeout_ms: 2000, attempts: 3, try_another: [],\n"
+      "           when_exhausted: remote_peer_not_responding}\n"));
+  ASSERT_TRUE(absent) << errorText(absent);
+  ASSERT_TRUE(written) << errorText(written);
+  EXPECT_EQ(absent->contentHash(), written->contentHash())
+      << absent->normalised() << "\n" << written->normalised();
+  EXPECT_NE(absent->contentHash(), flow->contentHash());
+}
+
+TEST(RoutingDocument, ExampleHasTheHealthCheckAndFailoverItDocuments) {
+  const auto r = loadRoutingDocument(testing::sourcePath("config/routing.yaml"));
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(settingsOf(*r),
+            "interval_ms 5000, misses 3, restart_notify_rate 1000; response_timeout_ms 2000, attempts 3, "
+            "try_another [73 100], exhausted cause 100");
 }
 
 }  // namespace

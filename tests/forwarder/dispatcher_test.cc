@@ -20,6 +20,7 @@
 #include "common/gtp/v2/ies.h"
 #include "common/partition.h"
 #include "forwarder/lib/classify.h"
+#include "forwarder/lib/peer_rate_limit.h"
 
 namespace gtpcp::forwarder {
 namespace {
@@ -260,6 +261,27 @@ TEST_F(DispatcherTest, FlushWakesOnlyTheWorkersThatGotSomething) {
   EXPECT_NE(rings_[1]->bell.sequence.load(), before[1]);
   EXPECT_EQ(rings_[0]->bell.sequence.load(), before[0]);
   EXPECT_EQ(rings_[2]->bell.sequence.load(), before[2]);
+}
+
+TEST_F(DispatcherTest, CreationsOverThePeersRateAreRejectedByTheForwarder) {
+  PeerRateLimiter limit(2, 2);
+  dispatcher_->setPeerRateLimit(&limit);
+  for (uint32_t i = 0; i < 3; ++i) dispatch(createSessionRequest("00101012345678" + std::to_string(i), 0x90 + i, 90 + i));
+  dispatcher_->flush();
+  std::size_t queued = 0;
+  for (int w = 0; w < kWorkers; ++w) queued += take(w, true).size();
+  EXPECT_EQ(queued, 2u);
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  v2::Message m;
+  ASSERT_TRUE(m.decode(sink_.replies[0].bytes));
+  EXPECT_EQ(m.messageType(), v2::MessageType::kCreateSessionResponse);
+  EXPECT_EQ(m.header().teid, 0x92u);
+  EXPECT_EQ(m.header().sequence_number, 92u);
+  EXPECT_EQ(v2::readFirst<v2::CauseIe>(m)->value, static_cast<uint8_t>(v2::Cause::kNoResourcesAvailable));
+  EXPECT_EQ(shm_->counters.rejected_peer_rate.load(), 1u);
+  // Established sessions are not limited.
+  dispatch(message(v2::MessageType::kModifyBearerRequest, 0x12345678, 5));
+  EXPECT_EQ(shm_->counters.to_priority.load(), 1u);
 }
 
 }  // namespace

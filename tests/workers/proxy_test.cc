@@ -65,6 +65,32 @@ class RecordingEgress final : public Egress {
   std::vector<Sent> sent;
 };
 
+// A message with `ebis` Bearer Contexts (EBI, and Cause `cause` when given).
+std::vector<uint8_t> withBearers(MessageType type, uint32_t teid, uint32_t sequence, std::optional<uint8_t> cause,
+                                 std::initializer_list<uint8_t> ebis, std::optional<uint8_t> lbi = std::nullopt) {
+  std::vector<uint8_t> buf(256);
+  Builder b(buf);
+  b.begin(type, teid, sequence);
+  if (cause) {
+    CauseIe c;
+    c.value = *cause;
+    b.add(c);
+  }
+  if (lbi) b.add(Ebi{*lbi}, 0);
+  for (uint8_t e : ebis) {
+    b.beginGrouped(IeType::kBearerContext);
+    b.add(Ebi{e});
+    if (cause) {
+      CauseIe c;
+      c.value = *cause;
+      b.add(c);
+    }
+    b.endGrouped();
+  }
+  buf.resize(b.finish()->size());
+  return buf;
+}
+
 // A worker (index 0 of 1) with its tables on the heap instead of shared memory.
 class ProxyTest : public ::testing::Test {
  protected:
@@ -203,21 +229,10 @@ class ProxyTest : public ::testing::Test {
     return buf;
   }
 
+  // A Cause when given, else an EBI (5).
   static std::vector<uint8_t> simple(MessageType type, uint32_t teid, uint32_t sequence,
                                      std::optional<uint8_t> cause = std::nullopt) {
-    std::vector<uint8_t> buf(128);
-    Builder b(buf);
-    b.begin(type, teid, sequence);
-    if (cause) {
-      CauseIe c;
-      c.value = *cause;
-      b.add(c);
-    } else {
-      b.add(Ebi{5});
-    }
-    auto out = b.finish();
-    buf.resize(out->size());
-    return buf;
+    return withBearers(type, teid, sequence, cause, {}, cause ? std::nullopt : std::optional<uint8_t>(5));
   }
 
   static Message decode(const std::vector<uint8_t>& bytes) {
@@ -859,6 +874,118 @@ TEST_F(ProxyTest, RestartSeenByTheForwarderIsFollowedAtTheConfiguredRate) {
   // The same count again is not a second restart.
   proxy_->tick(14'100'000'000);
   EXPECT_EQ(header_->counters.gateway_restarts.load(), 1u);
+}
+
+// -- bearers ----------------------------------------------------------------------
+
+TEST_F(ProxyTest, DedicatedBearersAreTrackedAsThePeersAcceptThem) {
+  Attached a = attach("001010000000400");
+  SessionShm* s = sessions_.find(a.access_teid);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->ebis, 1u << 5) << "the default bearer, from the Create Session Response";
+  const net::Address sgw = net::Address::v4(kSgw, kPort);
+  // PGW-initiated dedicated bearers 6 and 7; the SGW accepts both.
+  auto cbr = feed(withBearers(MessageType::kCreateBearerRequest, a.gateway_teid, 0x500, std::nullopt, {0, 0}, 5), a.pgw);
+  ASSERT_EQ(cbr.size(), 1u);
+  const uint32_t seq = decode(cbr[0].bytes).header().sequence_number;
+  ASSERT_EQ(feed(withBearers(MessageType::kCreateBearerResponse, a.access_teid, seq, 16, {6, 7}), sgw).size(), 1u);
+  EXPECT_EQ(s->ebis, (1u << 5) | (1u << 6) | (1u << 7));
+  // The PGW deletes bearer 6 (EBIs, no LBI): the session stays.
+  auto dbr = feed(withBearers(MessageType::kDeleteBearerRequest, a.gateway_teid, 0x501, std::nullopt, {}), a.pgw);
+  ASSERT_EQ(dbr.size(), 1u);
+  const uint32_t dseq = decode(dbr[0].bytes).header().sequence_number;
+  ASSERT_EQ(feed(withBearers(MessageType::kDeleteBearerResponse, a.access_teid, dseq, 16, {6}), sgw).size(), 1u);
+  EXPECT_EQ(s->ebis, (1u << 5) | (1u << 7));
+  EXPECT_EQ(sessions_.active(), 1u);
+  // A refused bearer is not counted.
+  auto cbr2 = feed(withBearers(MessageType::kCreateBearerRequest, a.gateway_teid, 0x502, std::nullopt, {0}, 5), a.pgw);
+  const uint32_t seq2 = decode(cbr2[0].bytes).header().sequence_number;
+  ASSERT_EQ(feed(withBearers(MessageType::kCreateBearerResponse, a.access_teid, seq2, 72, {8}), sgw).size(), 1u);
+  EXPECT_EQ(s->ebis, (1u << 5) | (1u << 7));
+}
+
+TEST_F(ProxyTest, PgwDeletingTheDefaultBearerEndsTheSession) {
+  Attached a = attach("001010000000401");
+  auto dbr = feed(withBearers(MessageType::kDeleteBearerRequest, a.gateway_teid, 0x600, std::nullopt, {}, 5), a.pgw);
+  ASSERT_EQ(dbr.size(), 1u);
+  EXPECT_EQ(dbr[0].to, net::Address::v4(kSgw, kPort));
+  Message m = decode(dbr[0].bytes);
+  EXPECT_EQ(m.header().teid, 0x1111u);
+  auto resp = feed(withBearers(MessageType::kDeleteBearerResponse, a.access_teid, m.header().sequence_number, 16, {}),
+                   net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(resp.size(), 1u);
+  EXPECT_EQ(resp[0].to, a.pgw);
+  EXPECT_EQ(decode(resp[0].bytes).header().sequence_number, 0x600u);
+  EXPECT_EQ(sessions_.active(), 0u);
+  EXPECT_EQ(header_->counters.sessions_deleted.load(), 1u);
+  EXPECT_EQ(sessions_.find(a.access_teid), nullptr);
+}
+
+TEST_F(ProxyTest, RefusedDeletionOfTheDefaultBearerKeepsTheSession) {
+  Attached a = attach("001010000000402");
+  auto dbr = feed(withBearers(MessageType::kDeleteBearerRequest, a.gateway_teid, 0x601, std::nullopt, {}, 5), a.pgw);
+  ASSERT_EQ(dbr.size(), 1u);
+  ASSERT_EQ(feed(withBearers(MessageType::kDeleteBearerResponse, a.access_teid, decode(dbr[0].bytes).header().sequence_number,
+                             static_cast<uint8_t>(Cause::kSystemFailure), {}),
+                 net::Address::v4(kSgw, kPort))
+                .size(),
+            1u);
+  EXPECT_EQ(sessions_.active(), 1u);
+}
+
+TEST_F(ProxyTest, ARefusalAfterTranslationNamesTheSgwsOwnTeid) {
+  Attached a = attach("001010000000410");
+  const net::Address sgw = net::Address::v4(kSgw, kPort);
+  for (uint32_t i = 0; i < 1023; ++i) ASSERT_EQ(feed(simple(MessageType::kModifyBearerRequest, a.access_teid, 2000 + i), sgw).size(), 1u);
+  // No transaction left: the creation is refused after its F-TEID was translated.
+  auto out = feed(createSessionRequest("001010000000411", "internet", 0x4111, 4111, kSgw), sgw);
+  ASSERT_EQ(out.size(), 1u);
+  Message m = decode(out[0].bytes);
+  EXPECT_EQ(m.messageType(), MessageType::kCreateSessionResponse);
+  EXPECT_EQ(m.header().teid, 0x4111u) << "the SGW's TEID, not the proxy's";
+  EXPECT_EQ(readFirst<CauseIe>(m)->value, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
+  EXPECT_EQ(sessions_.active(), 1u);
+}
+
+TEST_F(ProxyTest, AnApnTheRuleRewroteIsRestoredInMessagesFromThePgw) {
+  // kRouting has no overrides: a document whose one rule rewrites the APN.
+  auto routing = config::parseRoutingDocument(R"(
+version: 1
+pools:
+  internet:
+    gateways:
+      - {name: pgw1, address: 127.0.0.21}
+rules:
+  - name: rewrite
+    pool: internet
+    overrides: {apn: internet.example.net}
+)", "routing.yaml");
+  ASSERT_TRUE(routing) << routing.error().toString();
+  next_routing_ = std::make_unique<config::RoutingTable>(std::move(*routing));
+  proxy_->setRouting(*next_routing_);
+  routing_.swap(next_routing_);
+
+  auto out = feed(createSessionRequest("001010000000412", "internet", 0x4121, 4121, kSgw), net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(out.size(), 1u);
+  Message to_pgw = decode(out[0].bytes);
+  EXPECT_EQ(readFirst<Apn>(to_pgw)->text.view(), "internet.example.net");
+  ASSERT_EQ(answerCreate(out[0], 16).size(), 1u);
+  const uint32_t gateway_teid = readFirst<FTeid>(to_pgw, 0)->teid;
+  // An Update Bearer Request from the PGW naming the APN it knows.
+  std::vector<uint8_t> buf(128);
+  Builder b(buf);
+  b.begin(MessageType::kUpdateBearerRequest, gateway_teid, 0x4200);
+  b.add(Ebi{5});
+  Apn apn;
+  for (char ch : std::string("internet.example.net")) apn.text.push(ch);
+  b.add(apn);
+  buf.resize(b.finish()->size());
+  auto to_sgw = feed(buf, out[0].to);
+  ASSERT_EQ(to_sgw.size(), 1u);
+  Message m = decode(to_sgw[0].bytes);
+  EXPECT_EQ(readFirst<Apn>(m)->text.view(), "internet") << "the SGW's own APN";
+  EXPECT_EQ(m.header().teid, 0x4121u);
+  EXPECT_EQ(m.header().length + 4u, to_sgw[0].bytes.size()) << "lengths recomputed";
 }
 
 }  // namespace

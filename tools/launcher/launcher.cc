@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/config/routing.h"
 #include "common/group/process_status_shm.h"
 #include "common/time/clock.h"
 #include "common/group/rings.h"
@@ -347,6 +348,31 @@ nlohmann::json Group::status() const {
   }
   j["sessions"] = sessions;
   j["counters"] = counters;
+  // The forwarder's health checks, entry i being the routing document's gateway i.
+  nlohmann::json gateways = nlohmann::json::array();
+  if (fwd.shm) {
+    auto routing = config::loadRoutingDocument(config_.routing.resolved);
+    const uint32_t published = fwd.shm->gateways_published.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < published && i < forwarder::kMaxHealthChecked; ++i) {
+      const forwarder::GatewayStatusShm& g = fwd.shm->gateways[i];
+      nlohmann::json e;
+      if (routing && i < routing->gateways().size()) {
+        e["name"] = routing->gateways()[i].name;
+        e["pool"] = routing->pool(routing->gateways()[i].pool).name;
+      }
+      e["address"] = g.address.toString();
+      e["health_checked"] = !routing || routing->healthCheck().interval_ms != 0;
+      e["up"] = g.up.load(std::memory_order_relaxed) != 0;
+      const uint32_t recovery = g.recovery.load(std::memory_order_relaxed);
+      e["recovery"] = recovery == forwarder::kRecoveryUnknown ? nlohmann::json(nullptr) : nlohmann::json(recovery);
+      e["restarts"] = g.restarts.load(std::memory_order_relaxed);
+      e["echo_sent"] = g.echo_sent.load();
+      e["echo_answered"] = g.echo_answered.load();
+      e["misses"] = g.misses.load();
+      gateways.push_back(e);
+    }
+  }
+  j["gateways"] = gateways;
   return j;
 }
 
@@ -363,6 +389,18 @@ void Group::printStatus(const nlohmann::json& s, std::ostream& out) {
         << (p.contains("sessions") ? std::to_string(p["sessions"].get<uint64_t>()) : "") << "\n";
   }
   out << "sessions: " << s["sessions"].get<uint64_t>() << "\n";
+  if (s.contains("gateways") && !s["gateways"].empty()) {
+    out << std::left << std::setw(16) << "gateway" << std::setw(12) << "pool" << std::setw(26) << "address"
+        << std::setw(6) << "up" << std::setw(10) << "recovery" << std::setw(10) << "restarts" << "echo sent/answered\n";
+    for (const auto& g : s["gateways"]) {
+      out << std::left << std::setw(16) << g.value("name", std::string("-")) << std::setw(12)
+          << g.value("pool", std::string("-")) << std::setw(26) << g["address"].get<std::string>() << std::setw(6)
+          << (!g["health_checked"].get<bool>() ? "-" : g["up"].get<bool>() ? "yes" : "NO") << std::setw(10)
+          << (g["recovery"].is_null() ? std::string("-") : std::to_string(g["recovery"].get<uint32_t>()))
+          << std::setw(10) << g["restarts"].get<uint32_t>() << g["echo_sent"].get<uint64_t>() << "/"
+          << g["echo_answered"].get<uint64_t>() << "\n";
+    }
+  }
   auto print = [&](const nlohmann::json& counters) {
     for (const auto& [name, value] : counters.items()) {
       if (value.get<uint64_t>() != 0) out << "  " << std::left << std::setw(44) << name << value.get<uint64_t>() << "\n";

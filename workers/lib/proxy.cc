@@ -10,6 +10,7 @@
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/patch.h"
+#include "common/gtp/v2/rewrite.h"
 #include "common/gtp/v2/validate.h"
 #include "common/partition.h"
 #include "common/time/clock.h"
@@ -68,6 +69,9 @@ struct Proxy::Context {
   std::span<uint8_t> bytes;        // the whole datagram
   const Message& message;          // its first message
   std::span<uint8_t> message_bytes;
+  // The sender F-TEID's TEID as received, once translation has overwritten
+  // it in place: a rejection after that still names the sender's.
+  std::optional<uint32_t> sender_teid = std::nullopt;
 };
 
 namespace {
@@ -94,7 +98,8 @@ Proxy::Proxy(const ProxySettings& settings, WorkerShmHeader& header, SessionTabl
       // Creations in flight at once, with room: a burst of a second's worth
       // at the highest rate a worker takes.
       timers_(std::max<uint32_t>(1024, transactions.capacity() / 8)),
-      resend_(kMaxDatagram) {
+      resend_(kMaxDatagram),
+      rewritten_(kMaxDatagram) {
   restarts_.reserve(kMaxRestarts);
   mapGatewayStatus();
 }
@@ -112,6 +117,7 @@ void Proxy::setGatewayStatus(const forwarder::ForwarderShm* shm) {
 
 void Proxy::handle(const Arrival& arrival, std::span<uint8_t> bytes) noexcept {
   now_ns_ = std::max(now_ns_, arrival.now_ns);
+  rewriter_.reset();
   counters_.datagrams_received.add();
   if (bytes.empty() || (bytes[0] >> 5) != kVersion) {
     counters_.messages_dropped.add();
@@ -229,6 +235,12 @@ void Proxy::createSession(Context& c) noexcept {
   }
   s->gtp_version = kVersion;
   s->pool = selection->pool;
+  s->rule = selection->rule;
+  if (const Ie* apn_ie = m.find(IeType::kApn)) {
+    const auto value = m.value(*apn_ie);
+    s->apn_length = static_cast<uint8_t>(std::min(value.size(), sizeof s->apn));
+    std::memcpy(s->apn, value.data(), s->apn_length);
+  }
   s->gateway = *gateway_index;
   s->access_socket = c.arrival.socket;
   s->gateway_socket = gateway_socket;
@@ -244,10 +256,17 @@ void Proxy::createSession(Context& c) noexcept {
   }
   s->created_ns = s->updated_ns = c.arrival.wall_ns;
 
-  if (!translateControlFTeids(c, *s, Leg::kAccess) || s->sgw.teid == 0) {
+  if (!translateControlFTeids(c, *s, Leg::kAccess, gateway.family) || s->sgw.teid == 0) {
     sessions_.release(*s);
     reject(c, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
     return;
+  }
+  if (const config::Overrides& o = routing_->rule(selection->rule).overrides; o.any()) {
+    if (const uint8_t cause = applyOverrides(c, o); cause != 0) {
+      sessions_.release(*s);
+      reject(c, cause);
+      return;
+    }
   }
   const uint32_t sequence = allocateSequence(false);
   TransactionShm* t = openTransaction(c, c.message, proxyNumbered(sequence), *s, Leg::kGateway, gateway_socket,
@@ -261,10 +280,11 @@ void Proxy::createSession(Context& c) noexcept {
   t->tried[0] = *gateway_index;
   // The header TEID stays 0: the PGW has no TEID for this session yet.
   patchSequenceNumber(c.message_bytes, sequence);
+  const auto out = outgoing(c, true);
   const config::Failover& failover = routing_->failover();
-  if (failover.attempts > 1) transactions_.keepRequest(*t, c.bytes);
+  if (failover.attempts > 1) transactions_.keepRequest(*t, out);
   if (failover.response_timeout_ms != 0 && failover.attempts > 1) startCreationTimer(*t, c.arrival.now_ns);
-  send(gateway_socket, gateway, c.bytes);
+  send(gateway_socket, gateway, out);
 }
 
 void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
@@ -277,10 +297,11 @@ void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
   }
   const Endpoint& peer = to == Leg::kGateway ? session.pgw : session.sgw;
   const uint8_t socket = to == Leg::kGateway ? session.gateway_socket : session.access_socket;
-  if (!translateControlFTeids(c, session, from)) {
+  if (!translateControlFTeids(c, session, from, socketFamily(socket))) {
     reject(c, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
     return;
   }
+  if (from == Leg::kGateway) restoreApn(c, session);
   const Header& h = c.message.header();
   // A request the PGW sends because of an SGW's command carries the
   // sequence number the proxy gave the command: the SGW gets it with the
@@ -304,13 +325,20 @@ void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
     reject(c, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
     return;
   }
+  if (c.message.messageType() == MessageType::kDeleteBearerRequest) {
+    // The Linked EPS Bearer ID names the default bearer: the whole PDN
+    // connection goes (TS 29.274 §7.2.9.2).
+    if (auto lbi = readFirst<Ebi>(c.message, 0); lbi && lbi->value == session.default_ebi)
+      t->flags |= kDeletesPdnConnection;
+  }
   session.updated_ns = c.arrival.wall_ns;
   patchTeid(c.message_bytes, peer.teid);
   patchSequenceNumber(c.message_bytes, sequence);
-  send(socket, destination, c.bytes);
+  const auto out = outgoing(c, true);
+  send(socket, destination, out);
   // The command is answered by this request: a retransmitted command gets
   // it again, as it would from the PGW.
-  if (command != nullptr) transactions_.answered(*command, c.bytes);
+  if (command != nullptr) transactions_.answered(*command, out);
 }
 
 TransactionShm* Proxy::triggeringCommand(uint32_t sequence, const SessionShm& session) noexcept {
@@ -364,7 +392,7 @@ void Proxy::retransmitted(Context& c, TransactionShm& t) noexcept {
     return;
   }
   const Leg toward = static_cast<Leg>(t.toward);
-  if (!translateControlFTeids(c, *session, other(toward))) {
+  if (!translateControlFTeids(c, *session, other(toward), socketFamily(t.destination_socket))) {
     counters_.messages_dropped.add();
     return;
   }
@@ -374,8 +402,9 @@ void Proxy::retransmitted(Context& c, TransactionShm& t) noexcept {
     patchTeid(c.message_bytes, toward == Leg::kGateway ? session->pgw.teid : session->sgw.teid);
   }
   patchSequenceNumber(c.message_bytes, static_cast<uint32_t>(t.response_key));
+  if (toward == Leg::kAccess) restoreApn(c, *session);
   counters_.requests_retransmitted.add();
-  send(t.destination_socket, t.destination, c.bytes);
+  send(t.destination_socket, t.destination, outgoing(c, true));
 }
 
 void Proxy::handleResponse(Context& c) noexcept {
@@ -432,7 +461,8 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
     return;
   }
   if (ok) {
-    translateControlFTeids(c, s, Leg::kGateway);
+    translateControlFTeids(c, s, Leg::kGateway, socketFamily(t.requester_socket));
+    restoreApn(c, s);
     if (s.pgw.teid == 0 || !s.pgw.address.valid()) {
       // Accepted without naming its GTP-C endpoint: the session could never
       // be reached again. Refuse it toward the SGW.
@@ -444,6 +474,7 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
     }
     s.state = static_cast<uint8_t>(SessionState::kActive);
     s.updated_ns = c.arrival.wall_ns;
+    trackBearers(t.message_type, s, m);
     counters_.sessions_created.add();
   }
   patchTeid(c.message_bytes, s.sgw.teid);
@@ -451,7 +482,7 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
   // A dedicated bearer's Create Bearer Request may ride on the response; it
   // is only meaningful for an accepted session (TS 29.274 §7.7.0).
   const bool with_piggybacked = ok && translatePiggybacked(c, s, Leg::kGateway);
-  reply(t, with_piggybacked ? c.bytes : alone(c));
+  reply(t, outgoing(c, with_piggybacked));
   if (!ok) {
     // A rejected creation leaves no session behind.
     counters_.sessions_rejected.add();
@@ -470,23 +501,51 @@ void Proxy::relayResponse(Context& c, TransactionShm& t, SessionShm* session) no
     return;
   }
   const Leg from = static_cast<Leg>(t.toward);  // the response comes from where the request went
-  if (from == Leg::kGateway) noteRecovery(session->gateway, c.message, c.arrival.wall_ns);
-  translateControlFTeids(c, *session, from);
+  if (from == Leg::kGateway) {
+    noteRecovery(session->gateway, c.message, c.arrival.wall_ns);
+    restoreApn(c, *session);
+  }
+  translateControlFTeids(c, *session, from, socketFamily(t.requester_socket));
   const uint32_t requester_teid = from == Leg::kGateway ? session->sgw.teid : session->pgw.teid;
   patchTeid(c.message_bytes, requester_teid);
   patchSequenceNumber(c.message_bytes, t.requester_sequence);
   const bool with_piggybacked = translatePiggybacked(c, *session, from);
-  reply(t, with_piggybacked ? c.bytes : alone(c));
-  if (t.message_type == static_cast<uint8_t>(MessageType::kDeleteSessionRequest)) {
-    auto cause = readFirst<CauseIe>(c.message);
-    // Context Not Found: the PGW no longer has it either.
-    if (cause && (accepted(cause->value) || cause->value == static_cast<uint8_t>(Cause::kContextNotFound))) {
-      sessions_.release(*session);
-      counters_.sessions_deleted.add();
-      counters_.sessions_active.set(sessions_.active());
+  reply(t, outgoing(c, with_piggybacked));
+  auto cause = readFirst<CauseIe>(c.message);
+  // Context Not Found: the peer no longer has it either.
+  const bool ended = cause && (accepted(cause->value) || cause->value == static_cast<uint8_t>(Cause::kContextNotFound));
+  const bool deletes_session =
+      t.message_type == static_cast<uint8_t>(MessageType::kDeleteSessionRequest) ||
+      (t.message_type == static_cast<uint8_t>(MessageType::kDeleteBearerRequest) && (t.flags & kDeletesPdnConnection));
+  if (deletes_session && ended) {
+    sessions_.release(*session);
+    counters_.sessions_deleted.add();
+    counters_.sessions_active.set(sessions_.active());
+    return;
+  }
+  if (cause && accepted(cause->value)) trackBearers(t.message_type, *session, c.message);
+  session->updated_ns = c.arrival.wall_ns;
+}
+
+void Proxy::trackBearers(uint8_t request_type, SessionShm& s, const Message& response) noexcept {
+  const auto type = static_cast<MessageType>(request_type);
+  const bool adds = type == MessageType::kCreateSessionRequest || type == MessageType::kCreateBearerRequest;
+  const bool removes = type == MessageType::kDeleteBearerRequest;
+  if (!adds && !removes) return;
+  // Each Bearer Context of the answer says, with its own Cause, whether its
+  // bearer was created (or deleted); none means accepted (TS 29.274 8.28).
+  for (const Ie& bc : response.topLevel()) {
+    if (bc.ieType() != IeType::kBearerContext) continue;
+    const Ie* ebi_ie = response.findChild(bc, IeType::kEbi, 0);
+    if (ebi_ie == nullptr) continue;
+    auto ebi = read<Ebi>(response, *ebi_ie);
+    if (!ebi || ebi->value < 5 || ebi->value > 15) continue;
+    if (const Ie* cause_ie = response.findChild(bc, IeType::kCause, 0)) {
+      auto cause = read<CauseIe>(response, *cause_ie);
+      if (!cause || !accepted(cause->value)) continue;
     }
-  } else {
-    session->updated_ns = c.arrival.wall_ns;
+    const auto bit = static_cast<uint16_t>(1u << ebi->value);
+    s.ebis = adds ? static_cast<uint16_t>(s.ebis | bit) : static_cast<uint16_t>(s.ebis & ~bit);
   }
 }
 
@@ -497,7 +556,8 @@ bool Proxy::translatePiggybacked(Context& c, SessionShm& session, Leg from) noex
   // Create Bearer Request on a Create Session Response, ...).
   if (messageTypeInfo(p.header().message_type).role != MessageRole::kRequest) return false;
   Context pc{c.arrival, c.bytes, p, c.bytes.subspan(c.message.bytes().size(), p.bytes().size())};
-  if (!translateControlFTeids(pc, session, from)) return false;
+  const uint8_t to_socket = other(from) == Leg::kAccess ? session.access_socket : session.gateway_socket;
+  if (!translateControlFTeids(pc, session, from, socketFamily(to_socket))) return false;
   const Leg to = other(from);
   const uint32_t sequence = allocateSequence(p.header().sequence_number & kCommandBit);
   const Endpoint& peer = to == Leg::kAccess ? session.sgw : session.pgw;
@@ -510,10 +570,12 @@ bool Proxy::translatePiggybacked(Context& c, SessionShm& session, Leg from) noex
   return true;
 }
 
-bool Proxy::translateControlFTeids(Context& c, SessionShm& session, Leg from) noexcept {
+bool Proxy::translateControlFTeids(Context& c, SessionShm& session, Leg from, uint8_t out_family) noexcept {
   const Message& m = c.message;
   const Leg to = other(from);
   const uint32_t own_teid = sessions_.teid(session, to);
+  const net::Address own_v4 = proxyAddress(to, AF_INET);
+  const net::Address own_v6 = proxyAddress(to, AF_INET6);
   for (const Ie& ie : m.topLevel()) {
     if (ie.ieType() != IeType::kFTeid) continue;
     auto f = read<FTeid>(m, ie);
@@ -523,28 +585,148 @@ bool Proxy::translateControlFTeids(Context& c, SessionShm& session, Leg from) no
     if (!control) continue;
     Endpoint& peer = from == Leg::kAccess ? session.sgw : session.pgw;
     peer.teid = f->teid;
+    if (ie.instance() == 0 && !c.sender_teid) c.sender_teid = f->teid;
     // With both families, keep the one the peer reached us with.
     if (f->ipv4 && (!f->ipv6 || c.arrival.peer.family == AF_INET)) {
       peer.address = net::Address::v4(*f->ipv4, kGtpcPort);
     } else if (f->ipv6) {
       peer.address = net::Address::v6(*f->ipv6, kGtpcPort);
     }
-    // The proxy's own endpoint on the leg the message is going to, in each
-    // family the F-TEID carries. Changing the family would change the IE's
-    // length: not an in-place patch.
-    patchFTeidTeid(c.message_bytes, ie, own_teid);
-    if (f->ipv4) {
-      const net::Address own = proxyAddress(to, AF_INET);
-      if (!own.valid()) return false;
-      patchFTeidIpv4(c.message_bytes, ie, own.ipv4());
+    // The proxy's own endpoint on the leg the message goes to. In place when
+    // the proxy has an address there in every family the F-TEID carries,
+    // the family it sends from among them; otherwise the F-TEID is written
+    // anew with the family of the leg the proxy stands on (TS 29.274 8.22),
+    // which changes its length: the message is rewritten.
+    const bool in_place = (f->ipv4 || f->ipv6) && (!f->ipv4 || own_v4.valid()) && (!f->ipv6 || own_v6.valid()) &&
+                          (out_family == AF_INET ? f->ipv4.has_value() : f->ipv6.has_value());
+    if (in_place) {
+      patchFTeidTeid(c.message_bytes, ie, own_teid);
+      if (f->ipv4) patchFTeidIpv4(c.message_bytes, ie, own_v4.ipv4());
+      if (f->ipv6) patchFTeidIpv6(c.message_bytes, ie, own_v6.ipv6());
+      continue;
     }
-    if (f->ipv6) {
-      const net::Address own = proxyAddress(to, AF_INET6);
-      if (!own.valid()) return false;
-      patchFTeidIpv6(c.message_bytes, ie, own.ipv6());
+    const net::Address& own = out_family == AF_INET ? own_v4 : own_v6;
+    // Only the first message of a datagram is rewritten.
+    if (!own.valid() || &m != &datagram_.message) return false;
+    FTeid mine;
+    mine.interface_type = f->interface_type;
+    mine.teid = own_teid;
+    if (out_family == AF_INET) {
+      mine.ipv4 = own.ipv4();
+    } else {
+      mine.ipv6 = own.ipv6();
     }
+    if (!rewriter().replace(ie, mine)) return false;
   }
   return true;
+}
+
+gtp::v2::Rewriter& Proxy::rewriter() noexcept {
+  if (!rewriter_) rewriter_.emplace(datagram_.message);
+  return *rewriter_;
+}
+
+std::span<const uint8_t> Proxy::outgoing(Context& c, bool with_piggybacked) noexcept {
+  if (!rewriter_ || rewriter_->editCount() == 0) return with_piggybacked ? c.bytes : alone(c);
+  auto written = rewriter_->write(rewritten_);
+  if (!written) {
+    counters_.rewrite_failures.add();
+    return with_piggybacked ? c.bytes : alone(c);
+  }
+  std::size_t size = *written;
+  const auto rest = c.bytes.subspan(c.message.bytes().size());
+  if (with_piggybacked && !rest.empty() && size + rest.size() <= rewritten_.size()) {
+    std::memcpy(rewritten_.data() + size, rest.data(), rest.size());
+    rewritten_[0] |= kFlagPiggyback;
+    size += rest.size();
+  }
+  counters_.messages_rewritten.add();
+  return {rewritten_.data(), size};
+}
+
+uint8_t Proxy::socketFamily(uint8_t socket) const noexcept {
+  return socket < settings_.sockets.sockets.size() ? settings_.sockets.sockets[socket].family : 0;
+}
+
+uint8_t Proxy::applyOverrides(Context& c, const config::Overrides& o) noexcept {
+  const Message& m = c.message;
+  counters_.overrides_applied.add();
+  if (!o.apn.empty()) {
+    Apn apn;
+    for (char ch : o.apn) apn.text.push(ch);
+    const Ie* ie = m.find(IeType::kApn);
+    if (!(ie != nullptr ? rewriter().replace(*ie, apn) : rewriter().append(apn))) return 0;
+  }
+  if (o.apn_ambr_uplink_kbps || o.apn_ambr_downlink_kbps) {
+    if (const Ie* ie = m.find(IeType::kAmbr)) {
+      if (auto ambr = read<Ambr>(m, *ie)) {
+        Ambr capped = *ambr;
+        if (o.apn_ambr_uplink_kbps) capped.uplink = std::min(capped.uplink, *o.apn_ambr_uplink_kbps);
+        if (o.apn_ambr_downlink_kbps) capped.downlink = std::min(capped.downlink, *o.apn_ambr_downlink_kbps);
+        capped.encode(c.message_bytes.data() + ie->valueOffset());  // same length: in place
+      }
+    }
+  }
+  if (o.charging_characteristics) {
+    const ChargingCharacteristics cc{*o.charging_characteristics};
+    const Ie* ie = m.find(IeType::kChargingCharacteristics);
+    if (ie != nullptr && ie->length == cc.encodedSize()) {
+      cc.encode(c.message_bytes.data() + ie->valueOffset());
+    } else if (!(ie != nullptr ? rewriter().replace(*ie, cc) : rewriter().append(cc))) {
+      return 0;
+    }
+  }
+  if (o.selection_mode) {
+    if (const Ie* ie = m.find(IeType::kSelectionMode); ie != nullptr && ie->length >= 1) {
+      uint8_t& octet = c.message_bytes[ie->valueOffset()];
+      octet = static_cast<uint8_t>((octet & 0xfc) | (*o.selection_mode & 0x03));  // spare bits kept
+    } else if (!rewriter().append(SelectionMode{*o.selection_mode})) {
+      return 0;
+    }
+  }
+  if (!o.allow_ipv4 || !o.allow_ipv6) return restrictPdnType(c, o);
+  return 0;
+}
+
+uint8_t Proxy::restrictPdnType(Context& c, const config::Overrides& o) noexcept {
+  const Message& m = c.message;
+  const Ie* type_ie = m.find(IeType::kPdnType);
+  if (type_ie == nullptr || type_ie->length < 1) return 0;
+  auto requested = read<PdnType>(m, *type_ie);
+  if (!requested) return 0;
+  constexpr uint8_t kIpv4 = 1, kIpv6 = 2, kIpv4v6 = 3;
+  if ((requested->value == kIpv4 && !o.allow_ipv4) || (requested->value == kIpv6 && !o.allow_ipv6))
+    return static_cast<uint8_t>(Cause::kPreferredPdnTypeNotSupported);
+  if (requested->value != kIpv4v6) return 0;  // allowed, or Non-IP / Ethernet: not ours to narrow
+  const uint8_t narrowed = o.allow_ipv4 ? kIpv4 : kIpv6;
+  uint8_t& octet = c.message_bytes[type_ie->valueOffset()];
+  octet = static_cast<uint8_t>((octet & 0xf8) | narrowed);  // spare bits kept
+  // The PAA asks for the same type; it keeps an address the UE asked for.
+  if (const Ie* paa_ie = m.find(IeType::kPaa)) {
+    if (auto paa = read<Paa>(m, *paa_ie)) {
+      Paa only = *paa;
+      only.pdn_type = narrowed;
+      if (narrowed == kIpv4) {
+        only.ipv6.reset();
+        only.ipv6_prefix_length = 0;
+        if (!only.ipv4) only.ipv4 = gtp::Ipv4{};
+      } else {
+        only.ipv4.reset();
+        if (!only.ipv6) only.ipv6 = gtp::Ipv6{};
+        if (only.ipv6_prefix_length == 0) only.ipv6_prefix_length = 64;
+      }
+      rewriter().replace(*paa_ie, only);
+    }
+  }
+  return 0;
+}
+
+void Proxy::restoreApn(Context& c, const SessionShm& session) noexcept {
+  // Only sessions whose rule rewrote the APN, and only messages that carry one.
+  if (session.rule >= routing_->rules().size() || routing_->rule(session.rule).overrides.apn.empty()) return;
+  if (session.apn_length == 0 || &c.message != &datagram_.message) return;
+  if (const Ie* ie = c.message.find(IeType::kApn))
+    rewriter().replace(*ie, std::span<const uint8_t>(session.apn, session.apn_length));
 }
 
 net::Address Proxy::proxyAddress(Leg leg, uint8_t family) const noexcept {
@@ -558,7 +740,9 @@ void Proxy::reject(Context& c, uint8_t cause, uint8_t offending_type, uint8_t of
   // The requester's TEID: from its sender F-TEID when the request has one,
   // else the session's record of it, else 0 (TS 29.274 §5.5.2).
   uint32_t teid = 0;
-  if (auto f = readFirst<FTeid>(m, 0)) {
+  if (c.sender_teid) {
+    teid = *c.sender_teid;
+  } else if (auto f = readFirst<FTeid>(m, 0)) {
     teid = f->teid;
   } else if (m.header().teidPresent() && m.header().teid != 0) {
     if (const SessionShm* s = sessions_.find(m.header().teid)) {

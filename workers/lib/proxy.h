@@ -9,12 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "common/config/routing.h"
 #include "common/group/socket_plan.h"
 #include "common/gtp/v2/message.h"
+#include "common/gtp/v2/rewrite.h"
 #include "common/net/address.h"
 #include "forwarder/lib/forwarder_shm.h"
 #include "workers/lib/egress.h"
@@ -68,6 +70,9 @@ class Proxy {
   void relayRequest(Context& c, SessionShm& session, Leg from) noexcept;
   void finishCreateSession(Context& c, TransactionShm& t, SessionShm& session) noexcept;
   void relayResponse(Context& c, TransactionShm& t, SessionShm* session) noexcept;
+  // Keeps SessionShm::ebis in step with an accepted answer to a request
+  // that creates or deletes bearers.
+  void trackBearers(uint8_t request_type, SessionShm& session, const gtp::v2::Message& response) noexcept;
   // A request seen before: sent on again while pending, answered from the
   // cache once answered.
   void retransmitted(Context& c, TransactionShm& t) noexcept;
@@ -82,7 +87,19 @@ class Proxy {
   // Rewrites the top-level control-plane F-TEIDs a peer on `from` put in the
   // message (its own GTP-C endpoint) to the proxy's endpoint on the other
   // leg, and records the peer's in the session.
-  bool translateControlFTeids(Context& c, SessionShm& session, Leg from) noexcept;
+  bool translateControlFTeids(Context& c, SessionShm& session, Leg from, uint8_t out_family) noexcept;
+  // The Rewriter of the datagram's first message, made on first use.
+  gtp::v2::Rewriter& rewriter() noexcept;
+  // The datagram to send: as patched in place, or rewritten when an edit
+  // changed a length; with the piggybacked message or without.
+  std::span<const uint8_t> outgoing(Context& c, bool with_piggybacked) noexcept;
+  uint8_t socketFamily(uint8_t socket) const noexcept;
+  // A rule's overrides on a Create Session Request; a cause when it must be
+  // refused (a PDN type the rule does not allow), else 0.
+  uint8_t applyOverrides(Context& c, const config::Overrides& overrides) noexcept;
+  uint8_t restrictPdnType(Context& c, const config::Overrides& overrides) noexcept;
+  // A message from the PGW naming the APN a rule rewrote: the SGW gets its own back.
+  void restoreApn(Context& c, const SessionShm& session) noexcept;
   // Translates the request piggybacked on the response being relayed, as a
   // request of its own from the same peer. False when it cannot be relayed
   // (then the response goes alone, without it: the peer will retransmit it).
@@ -160,6 +177,8 @@ class Proxy {
   uint32_t timer_head_ = 0;
   uint32_t timer_count_ = 0;
   std::vector<uint8_t> resend_;  // a kept request, copied to be patched and sent elsewhere
+  std::optional<gtp::v2::Rewriter> rewriter_;  // of the datagram being handled, when it needs one
+  std::vector<uint8_t> rewritten_;             // what the Rewriter wrote
 };
 
 }  // namespace gtpcp::worker

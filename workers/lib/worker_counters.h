@@ -41,6 +41,9 @@ namespace gtpcp::worker {
   X(restart_sessions_removed, "worker.restart_sessions_removed", "sessions removed because their gateway restarted") \
   X(restart_notifications_sent, "worker.restart_notifications_sent", "Delete Bearer Requests sent to SGWs for them") \
   X(restart_notifications_answered, "worker.restart_notifications_answered", "answers the SGWs gave to those") \
+  X(messages_rewritten, "worker.messages_rewritten", "messages copied to change a length (F-TEID family, overrides)") \
+  X(rewrite_failures, "worker.rewrite_failures", "rewrites that did not fit (sent as patched in place)") \
+  X(overrides_applied, "worker.overrides_applied", "Create Session Requests changed by their rule's overrides") \
   X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTPv2-C, unexpected)")
 
 struct WorkerCounters {

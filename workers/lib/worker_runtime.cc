@@ -204,9 +204,10 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     if (n != 0) {
       priority_->release();
       fresh_->release();
-      if (egress_->publish()) wakeForwarder();
     }
+    // Timers send too: failovers, Delete Bearer Requests after a gateway restart.
     proxy_->tick(now);
+    if (egress_->publish()) wakeForwarder();
     status.heartbeat_ns.store(now, std::memory_order_relaxed);
     if (n == 0) {
       doorbell_->wait([this] { return !priority_->empty() || !fresh_->empty(); }, kIdleWait);

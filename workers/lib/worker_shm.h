@@ -20,7 +20,7 @@
 
 namespace gtpcp::worker {
 
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5232;  // "WKR2"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5233;  // "WKR3"
 inline constexpr uint32_t kNoSlot = 0xffffffffu;
 
 // A peer's control-plane endpoint: its F-TEID.
@@ -46,11 +46,14 @@ struct SessionShm {
   uint8_t access_socket;      // forwarder socket facing the SGW
   uint8_t gateway_socket;     // forwarder socket facing the PGW
   uint8_t imsi_length;
-  uint8_t reserved;
+  uint8_t apn_length;         // of `apn`
+  uint16_t rule;              // the routing rule that chose the pool (its overrides)
+  uint16_t ebis;              // bit n: EPS bearer n is up (the default one included)
   Endpoint sgw;               // the SGW's S5/S8 GTP-C F-TEID
   Endpoint pgw;               // the PGW's, once its Create Session Response arrived
   net::Address gateway_address;  // the selected gateway (requests go there until pgw is known)
   char imsi[16];
+  uint8_t apn[100];           // the APN the SGW asked for, as on the wire (label encoded)
   uint64_t created_ns;        // CLOCK_REALTIME
   uint64_t updated_ns;
 };
@@ -67,6 +70,9 @@ struct PartitionShm {
 // TransactionShm::requester_socket of a request the proxy sends on its own
 // behalf (a Delete Bearer Request after a PGW restart): its answer goes nowhere.
 inline constexpr uint8_t kProxyOrigin = 0xff;
+// TransactionShm::flags: a Delete Bearer Request naming the default bearer
+// (LBI): accepted, it ends the whole session.
+inline constexpr uint8_t kDeletesPdnConnection = 0x01;
 
 enum class TransactionState : uint8_t {
   kFree = 0,
@@ -82,7 +88,8 @@ struct TransactionShm {
   uint8_t requester_socket;    // forwarder socket the request arrived on; kProxyOrigin: the proxy's own
   uint8_t destination_socket;  // forwarder socket it was sent on
   uint8_t attempts;            // gateways tried (a creation that fails over)
-  uint8_t reserved[2];
+  uint8_t flags;               // kDeletesPdnConnection
+  uint8_t reserved;
   uint16_t tried[4];           // their indexes in the routing document
   uint32_t session_teid;       // the session's access-leg proxy TEID, 0 for none
   uint32_t requester_sequence;
