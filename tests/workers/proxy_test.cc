@@ -988,5 +988,40 @@ rules:
   EXPECT_EQ(m.header().length + 4u, to_sgw[0].bytes.size()) << "lengths recomputed";
 }
 
+// -- messages without a session TEID, and without a reply ----------------------------
+
+TEST_F(ProxyTest, TraceSessionActivationIsRelayedWithoutATransaction) {
+  Attached a = attach("001010000000420");
+  const uint64_t live = transactions_.live();
+  auto out = feed(simple(MessageType::kTraceSessionActivation, a.access_teid, 0x4300), net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, a.pgw);
+  Message m = decode(out[0].bytes);
+  EXPECT_EQ(m.messageType(), MessageType::kTraceSessionActivation);
+  EXPECT_EQ(m.header().teid, 0x2222u);
+  EXPECT_EQ(transactions_.live(), live) << "no reply is expected";
+  EXPECT_EQ(header_->counters.one_way_relayed.load(), 1u);
+  // For a TEID the proxy does not hold: nothing goes anywhere.
+  EXPECT_TRUE(feed(simple(MessageType::kTraceSessionDeactivation, 0x0badbeef, 0x4301), net::Address::v4(kSgw, kPort)).empty());
+}
+
+TEST_F(ProxyTest, NodeLevelRequestsAreAnsweredServiceNotSupported) {
+  for (auto [request, response] : {std::pair{MessageType::kDeletePdnConnectionSetRequest, MessageType::kDeletePdnConnectionSetResponse},
+                                   {MessageType::kUpdatePdnConnectionSetRequest, MessageType::kUpdatePdnConnectionSetResponse},
+                                   {MessageType::kPgwDownlinkTriggeringNotification, MessageType::kPgwDownlinkTriggeringAcknowledge}}) {
+    auto out = feed(simple(request, 0, 0x4400), net::Address::v4(kPgw1, kPort));
+    ASSERT_EQ(out.size(), 1u);
+    Message m = decode(out[0].bytes);
+    EXPECT_EQ(m.messageType(), response);
+    EXPECT_EQ(m.header().sequence_number, 0x4400u);
+    EXPECT_EQ(readFirst<CauseIe>(m)->value, static_cast<uint8_t>(Cause::kServiceNotSupported));
+  }
+  EXPECT_EQ(header_->counters.node_requests_refused.load(), 3u);
+  // A session's request with TEID 0 names no session.
+  auto out = feed(simple(MessageType::kModifyBearerRequest, 0, 0x4401), net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(readFirst<CauseIe>(decode(out[0].bytes))->value, static_cast<uint8_t>(Cause::kContextNotFound));
+}
+
 }  // namespace
 }  // namespace gtpcp::worker

@@ -18,6 +18,12 @@ emulation) in modify-only mode, and prints:
     before any load). No process on this machine can have a p99 below what
     those allow.
 
+  * overload: established subscribers running Modify Bearer at a quarter of
+    that rate, alone and then during a surge of session creations at three
+    times what the group can create (gtpcp-blast), with their p99 in both
+    cases and what became of the surge (accepted, refused by the forwarder
+    with No resources available).
+
 Then the codec micro-benchmarks. The emulator runs on the same cores as the
 proxy, so the highest rate is the machine's, not the proxy's alone; CPU per
 transaction is the figure that compares across machines.
@@ -155,6 +161,74 @@ def run_peer(bin_dir, rate, duration, subscribers, relay, work, target, direct=F
     return summary, after - before
 
 
+def overload(bin_dir, work, top, duration):
+    """Established subscribers' latency with and without a creation surge."""
+    out = {}
+    group = Group(bin_dir, 1, work)
+    log("  overload: " + group.start())
+    pgw = subprocess.Popen([os.path.join(bin_dir, "gtpcp-peer"), "--pgw", PGW, "--proxy", PROXY,
+                            "--subscribers", "2000", "--pgw-sessions", "600000", "--duration", "120"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.2)
+
+        def blast(rate, seconds):
+            r = subprocess.run([os.path.join(bin_dir, "gtpcp-blast"), "--proxy", PROXY, "--from", SGWS[1],
+                                "--rate", str(rate), "--seconds", str(seconds), "--subscribers", "250000"],
+                               capture_output=True, text=True, timeout=seconds + 30)
+            return json.loads(r.stdout)
+
+        def rejected():
+            st = json.loads(group.gtpcp("status", "--json").stdout)
+            return st["counters"].get("forwarder.rejected_overload", 0)
+
+        # What the group creates per second when nothing else runs.
+        before = rejected()
+        probe = blast(200000, 2)
+        capacity = probe["accepted"] / 2
+        log(f"    creation capacity: {capacity:,.0f}/s accepted of {probe['offered_per_s']:,.0f}/s offered "
+            f"({rejected() - before:,} refused by the forwarder)")
+        surge_rate = int(max(capacity, 1000) * 3)
+        rate = max(1000, int(top / 4))
+        sgw = [os.path.join(bin_dir, "gtpcp-peer"), "--sgw", SGWS[0], "--proxy", PROXY, "--mode", "modify-only",
+               "--subscribers", "2000", "--rate", str(rate), "--setup-rate", "5000", "--duration", str(duration),
+               "--t3-ms", "1000", "--n3", "1"]
+
+        def modify_run(name, with_surge):
+            path = os.path.join(work, f"{name}.json")
+            proc = subprocess.Popen(sgw + ["--json", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            surge = None
+            if with_surge:
+                time.sleep(1.0)  # attach first; the surge then covers the modify window
+                before_rej = rejected()
+                surge = blast(surge_rate, max(1.0, duration - 1.0))
+                surge["refused_by_forwarder"] = rejected() - before_rej
+            proc.wait(timeout=duration + 60)
+            with open(path) as f:
+                return json.load(f), surge
+
+        base, _ = modify_run("overload-base", False)
+        loaded, surge = modify_run("overload-surge", True)
+        b, l = base["latency_ms"]["modify_bearer"], loaded["latency_ms"]["modify_bearer"]
+        log(f"    Modify Bearer at {rate:,}/s, alone:       p50 {b['p50']:.3f} ms  p99 {b['p99']:.3f} ms  "
+            f"timeouts {base['timeouts']}")
+        log(f"    Modify Bearer at {rate:,}/s, with surge:  p50 {l['p50']:.3f} ms  p99 {l['p99']:.3f} ms  "
+            f"timeouts {loaded['timeouts']}")
+        log(f"    surge: {surge['offered_per_s']:,.0f} creations/s offered (3x capacity), {surge['accepted']:,} "
+            f"accepted, {surge['refused_by_forwarder']:,} refused by the forwarder with cause 73")
+        out = {"capacity_per_s": capacity, "modify_rate": rate, "alone": b, "with_surge": l, "surge": surge,
+               "timeouts_alone": base["timeouts"], "timeouts_with_surge": loaded["timeouts"]}
+    finally:
+        pgw.send_signal(signal.SIGTERM)
+        try:
+            pgw.wait(5)
+        except subprocess.TimeoutExpired:
+            pgw.kill()
+            pgw.wait()
+        group.stop()
+    return out
+
+
 def ok(summary, rate):
     # Sustained: no error of any kind, the rate achieved, and the emulator
     # never fell behind its own schedule (which is where queueing starts).
@@ -217,6 +291,7 @@ def main():
     ap.add_argument("--rates", default="5000,10000,20000,30000,40000,50000,60000,80000")
     ap.add_argument("--budget", type=float, default=240, help="seconds for the whole search")
     ap.add_argument("--no-codec", action="store_true")
+    ap.add_argument("--no-overload", action="store_true")
     args = ap.parse_args()
     rates = [int(r) for r in args.rates.split(",")]
     work = tempfile.mkdtemp(prefix="gtpcp-bench-")
@@ -269,6 +344,9 @@ def main():
         result = {"top_rate": top, "rate_90": at, "proxy": {"cpu_us_per_txn": proxy_us, "latency_ms": lat},
                   "relay": {"cpu_us_per_txn": relay_us, "latency_ms": flat}, "ratio": proxy_us / relay_us,
                   "direct": {"latency_ms": dlat}, "cpu_stalls": stalls}
+        if not args.no_overload:
+            log("")
+            result["overload"] = overload(args.bin, work, top, args.duration * 2)
         with open(os.path.join(ROOT, "build", "bench-datapath.json"), "w") as f:
             json.dump(result, f, indent=2)
     finally:

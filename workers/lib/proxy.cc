@@ -139,6 +139,7 @@ void Proxy::handle(const Arrival& arrival, std::span<uint8_t> bytes) noexcept {
   switch (messageTypeInfo(m.header().message_type).role) {
     case MessageRole::kRequest: handleRequest(c); break;
     case MessageRole::kResponse: handleResponse(c); break;
+    case MessageRole::kOther: relayOneWay(c); break;
     default: counters_.messages_dropped.add(); break;
   }
 }
@@ -165,12 +166,25 @@ void Proxy::handleRequest(Context& c) noexcept {
     transactions_.close(*t);
   }
   if (h.teid == 0) {
-    if (c.message.messageType() == MessageType::kCreateSessionRequest) {
-      createSession(c);
-    } else {
-      counters_.messages_dropped.add();
+    switch (c.message.messageType()) {
+      case MessageType::kCreateSessionRequest:
+        createSession(c);
+        return;
+      case MessageType::kDeletePdnConnectionSetRequest:
+      case MessageType::kUpdatePdnConnectionSetRequest:
+      case MessageType::kPgwDownlinkTriggeringNotification:
+        // Node-level procedures (TS 29.274 §7.9) that name sessions by
+        // FQ-CSID or IMSI, not by a TEID of the proxy's: not relayed; the
+        // peer gets an answer rather than silence.
+        counters_.node_requests_refused.add();
+        reject(c, static_cast<uint8_t>(Cause::kServiceNotSupported));
+        return;
+      default:
+        // A session's request without the TEID that names the session.
+        counters_.context_not_found.add();
+        reject(c, static_cast<uint8_t>(Cause::kContextNotFound));
+        return;
     }
-    return;
   }
   SessionShm* session = sessions_.find(h.teid);
   if (session == nullptr) {
@@ -339,6 +353,29 @@ void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
   // The command is answered by this request: a retransmitted command gets
   // it again, as it would from the PGW.
   if (command != nullptr) transactions_.answered(*command, out);
+}
+
+void Proxy::relayOneWay(Context& c) noexcept {
+  // Trace Session Activation and Deactivation (TS 29.274 §7.12): initial
+  // messages with no reply, so no transaction; the peer's TEID and a proxy
+  // sequence number, as for a request.
+  const Header& h = c.message.header();
+  SessionShm* session = h.teidPresent() && h.teid != 0 ? sessions_.find(h.teid) : nullptr;
+  if (session == nullptr || session->state != kActive) {
+    counters_.messages_dropped.add();
+    return;
+  }
+  const Leg to = other(splitTeid(h.teid).leg);
+  const uint8_t socket = to == Leg::kGateway ? session->gateway_socket : session->access_socket;
+  const Endpoint& peer = to == Leg::kGateway ? session->pgw : session->sgw;
+  if (!translateControlFTeids(c, *session, other(to), socketFamily(socket))) {
+    counters_.messages_dropped.add();
+    return;
+  }
+  patchTeid(c.message_bytes, peer.teid);
+  patchSequenceNumber(c.message_bytes, allocateSequence(false));
+  counters_.one_way_relayed.add();
+  send(socket, peer.address.withPort(kGtpcPort), outgoing(c, true));
 }
 
 TransactionShm* Proxy::triggeringCommand(uint32_t sequence, const SessionShm& session) noexcept {

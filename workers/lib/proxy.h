@@ -68,6 +68,8 @@ class Proxy {
   void handleResponse(Context& c) noexcept;
   void createSession(Context& c) noexcept;
   void relayRequest(Context& c, SessionShm& session, Leg from) noexcept;
+  // A message of a session that has no reply (Trace Session Activation...).
+  void relayOneWay(Context& c) noexcept;
   void finishCreateSession(Context& c, TransactionShm& t, SessionShm& session) noexcept;
   void relayResponse(Context& c, TransactionShm& t, SessionShm* session) noexcept;
   // Keeps SessionShm::ebis in step with an accepted answer to a request

@@ -44,6 +44,8 @@ namespace gtpcp::worker {
   X(messages_rewritten, "worker.messages_rewritten", "messages copied to change a length (F-TEID family, overrides)") \
   X(rewrite_failures, "worker.rewrite_failures", "rewrites that did not fit (sent as patched in place)") \
   X(overrides_applied, "worker.overrides_applied", "Create Session Requests changed by their rule's overrides") \
+  X(node_requests_refused, "worker.node_requests_refused", "PDN Connection Set and PGW Downlink Triggering requests answered Service not supported") \
+  X(one_way_relayed, "worker.one_way_relayed", "messages without a reply relayed (Trace Session Activation/Deactivation)") \
   X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTPv2-C, unexpected)")
 
 struct WorkerCounters {
