@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   options.recovery = config->gtpc.recovery;
   options.creations_per_peer = config->overload.creations_per_peer;
   options.creations_burst = config->overload.creations_burst;
+  options.max_creation_wait_ms = config->overload.max_creation_wait_ms;
   auto routing = gtpcp::config::loadRoutingDocument(config->routing.resolved);
   if (!routing) {
     spdlog::critical("{}", routing.error().toString());

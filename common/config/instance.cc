@@ -141,6 +141,12 @@ constexpr KeyInfo kKeys[] = {
    .doc = "Requests one peer may send at once above its rate; 0: one second's worth.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.overload.creations_burst = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.overload.creations_burst); }},
+  {.path = "overload.max_creation_wait_ms", .type = KeyType::kInteger, .min = 0, .max = 60000,
+   .default_value = "500",
+   .doc = "Session-creating requests that waited longer than this in the kernel (the forwarder is behind) are "
+          "rejected with No resources available at once. 0: never.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.overload.max_creation_wait_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.overload.max_creation_wait_ms); }},
 
   {.path = "timers", .type = KeyType::kSection,
    .doc = "Retransmission of the requests the proxy sends (TS 29.274 7.6, TS 29.060 7.6)."},

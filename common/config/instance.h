@@ -126,6 +126,7 @@ struct InstanceConfig {
   struct Overload {
     uint32_t creations_per_peer = 0;  // 0: no limit
     uint32_t creations_burst = 0;     // 0: one second's worth
+    uint32_t max_creation_wait_ms = 0;  // 0: never refused for waiting
   } overload;
 
   struct Timers {

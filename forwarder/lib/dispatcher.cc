@@ -27,6 +27,16 @@ void Dispatcher::refuseCreation(const ring::DatagramMeta& meta, bool decoded, me
   counter.add();
 }
 
+void Dispatcher::refuseStaleCreation(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
+  const Classification c = classify(bytes, static_cast<uint16_t>(workers_.size()), scratch_);
+  if (c.route != Route::kNew) {  // steered here, yet not a creation: handle it as usual
+    dispatch(meta, bytes);
+    return;
+  }
+  if (c.version == 2) shm_.received_v2[c.message_type].add();
+  refuseCreation(meta, c.decoded, counters_.rejected_stale);
+}
+
 void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
   const Classification c = classify(bytes, static_cast<uint16_t>(workers_.size()), scratch_);
   if (c.version == 2 && c.route != Route::kDrop) shm_.received_v2[c.message_type].add();

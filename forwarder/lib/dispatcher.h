@@ -44,6 +44,9 @@ class Dispatcher {
   // After a batch: makes what was pushed visible and wakes the workers that
   // got something. One release store and at most one wake-up per ring.
   void flush() noexcept;
+  // A Create Session Request that waited too long before the forwarder got
+  // to it: refused with No resources available, never queued.
+  void refuseStaleCreation(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept;
   // Where Echo Responses go (the forwarder's health checks); none: counted only.
   void setHealth(GatewayHealth* health) noexcept { health_ = health; }
   // Session creations per peer over this limit are rejected; none: no limit.

@@ -1,6 +1,7 @@
 #include "forwarder/lib/forwarder.h"
 
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -26,11 +27,16 @@ std::string errnoText(const std::string& what) { return what + ": " + std::strer
 constexpr std::size_t kMaxDatagram = 65535;
 constexpr int kSleepMs = 200;  // housekeeping (heartbeat) when idle
 
-tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes) {
+tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes, bool reuseport) {
   const int fd = socket(a.family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return tl::unexpected(errnoText("socket"));
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+    std::string e = errnoText("SO_REUSEPORT");
+    close(fd);
+    return tl::unexpected(e);
+  }
   if (a.family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
   // Ask for the size; as root, force it past rmem_max/wmem_max.
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0)
@@ -48,6 +54,27 @@ tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes) 
     return tl::unexpected(e);
   }
   return fd;
+}
+
+// The kernel's choice between the two sockets of one address (a reuseport
+// group: index 0 bound first, the session socket, index 1 the new-session
+// socket): GTPv2-C Create Session Requests (version 2, type 32) go to the
+// new-session socket, everything else to the session socket. A flood of
+// creations then queues in its own socket buffer, and a Modify Bearer never
+// waits behind it in the kernel. The program sees the UDP payload; a load
+// past its end returns 0: the session socket.
+bool steerCreations(int fd) {
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),               // A = flags octet
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xe0),           // version bits
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, 3),     // GTPv2? else session socket
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 1),               // A = message type
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 32, 0, 1),       // Create Session Request?
+      BPF_STMT(BPF_RET | BPF_K, 1),                        // new-session socket
+      BPF_STMT(BPF_RET | BPF_K, 0),                        // session socket
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(code)), code};
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &program, sizeof program) == 0;
 }
 
 }  // namespace
@@ -73,14 +100,14 @@ struct Forwarder::ReceiveBuffers {
     }
   }
   struct Control {
-    alignas(cmsghdr) uint8_t bytes[CMSG_SPACE(sizeof(uint32_t))];
+    alignas(cmsghdr) uint8_t bytes[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(timespec))];
   };
   std::vector<uint8_t> data;
   std::vector<sockaddr_storage> names;
   std::vector<iovec> iov;
   std::vector<Control> control;
   std::vector<mmsghdr> msgs;
-  std::vector<uint32_t> overflow;  // per socket, the kernel's last drop count
+  std::vector<uint32_t> overflow;  // per socket (session sockets, then new-session ones), the kernel's last drop count
 };
 
 // Send side: per socket, a batch of datagrams pointing at ring memory or at
@@ -218,9 +245,21 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   }
 
   for (const net::Address& a : options.sockets.sockets) {
-    auto fd = bindUdp(a, options.socket_buffer_bytes);
+    auto fd = bindUdp(a, options.socket_buffer_bytes, true);
     if (!fd) return tl::unexpected(fd.error());
     f->sockets_.push_back(*fd);
+    // The new-session socket of the same address, and the program that
+    // steers creations to it. A kernel without it: one socket, as before.
+    auto fresh = bindUdp(a, options.socket_buffer_bytes, true);
+    if (!fresh) return tl::unexpected(fresh.error());
+    const int one = 1;
+    setsockopt(*fresh, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+    if (!steerCreations(*fd)) {
+      close(*fresh);
+      f->new_sockets_.push_back(-1);
+      continue;
+    }
+    f->new_sockets_.push_back(*fresh);
   }
 
   // The doorbell socket the workers write to while the forwarder sleeps.
@@ -236,15 +275,19 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
 
   f->epoll_ = epoll_create1(EPOLL_CLOEXEC);
   if (f->epoll_ < 0) return tl::unexpected(errnoText("epoll_create1"));
-  for (std::size_t i = 0; i <= f->sockets_.size(); ++i) {
-    const int fd = i < f->sockets_.size() ? f->sockets_[i] : f->doorbell_;
+  std::vector<int> watched = f->sockets_;
+  for (int fd : f->new_sockets_)
+    if (fd >= 0) watched.push_back(fd);
+  watched.push_back(f->doorbell_);
+  for (std::size_t i = 0; i < watched.size(); ++i) {
+    const int fd = watched[i];
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = i;
     if (epoll_ctl(f->epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) return tl::unexpected(errnoText("epoll_ctl"));
   }
   f->rx_ = std::make_unique<ReceiveBuffers>(options.batch);
-  f->rx_->overflow.assign(f->sockets_.size(), 0);
+  f->rx_->overflow.assign(f->sockets_.size() * 2, 0);
   f->sender_ = std::make_unique<Sender>(f->sockets_, options.batch, *f->shm_);
   if (options.routing != nullptr)
     f->health_ = std::make_unique<GatewayHealth>(*options.routing, options.sockets, *f->shm_, monotonicNs());
@@ -257,6 +300,8 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
 
 Forwarder::~Forwarder() {
   for (int fd : sockets_) close(fd);
+  for (int fd : new_sockets_)
+    if (fd >= 0) close(fd);
   if (doorbell_ >= 0) {
     close(doorbell_);
     unlink(options_.paths.forwarderDoorbellSocket().c_str());
@@ -264,29 +309,41 @@ Forwarder::~Forwarder() {
   if (epoll_ >= 0) close(epoll_);
 }
 
-bool Forwarder::receive(std::size_t socket) noexcept {
+bool Forwarder::receive(std::size_t socket, bool fresh) noexcept {
   ReceiveBuffers& rx = *rx_;
   const std::size_t batch = rx.msgs.size();
+  const int fd = fresh ? new_sockets_[socket] : sockets_[socket];
+  if (fd < 0) return false;
+  uint32_t& overflow = rx.overflow[fresh ? sockets_.size() + socket : socket];
   rx.reset(batch);
-  const int n = recvmmsg(sockets_[socket], rx.msgs.data(), static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
+  const int n = recvmmsg(fd, rx.msgs.data(), static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
   if (n <= 0) {
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
       shm_->counters.receive_errors.add();
     return false;
   }
   const uint64_t now = monotonicNs();
+  // Creations that waited in the kernel longer than this are refused at once.
+  const uint64_t wall = fresh && options_.max_creation_wait_ms != 0 ? realtimeNs() : 0;
   shm_->counters.datagrams_received.add(static_cast<uint64_t>(n));
+  if (fresh) shm_->counters.from_new_session_sockets.add(static_cast<uint64_t>(n));
   for (int i = 0; i < n; ++i) {
     const mmsghdr& m = rx.msgs[i];
-    // The kernel's running count of drops on this socket rides along.
+    uint64_t arrived = 0;  // CLOCK_REALTIME of the kernel's receipt
+    // The kernel's running count of drops on this socket rides along, and
+    // on the new-session socket the time the datagram arrived.
     for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c)) {
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
         uint32_t dropped;
         std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
-        if (dropped > rx.overflow[socket]) {
-          shm_->counters.socket_overflows.add(dropped - rx.overflow[socket]);
-          rx.overflow[socket] = dropped;
+        if (dropped > overflow) {
+          shm_->counters.socket_overflows.add(dropped - overflow);
+          overflow = dropped;
         }
+      } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec ts;
+        std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        arrived = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
       }
     }
     if (m.msg_hdr.msg_flags & MSG_TRUNC) {
@@ -297,7 +354,15 @@ bool Forwarder::receive(std::size_t socket) noexcept {
     meta.receive_ns = now;
     meta.local_socket = static_cast<uint8_t>(socket);
     group::setPeer(meta, net::Address::fromSockaddr(reinterpret_cast<const sockaddr*>(&rx.names[i])));
-    dispatcher_->dispatch(meta, std::span<const uint8_t>(rx.data.data() + i * kMaxDatagram, m.msg_len));
+    const std::span<const uint8_t> bytes(rx.data.data() + i * kMaxDatagram, m.msg_len);
+    if (wall != 0 && arrived != 0 && wall > arrived &&
+        wall - arrived > uint64_t{options_.max_creation_wait_ms} * 1'000'000) {
+      // The SGW has waited too long already: a quick No resources beats a
+      // late answer, and the worker's time goes to sessions that are up.
+      dispatcher_->refuseStaleCreation(meta, bytes);
+      continue;
+    }
+    dispatcher_->dispatch(meta, bytes);
   }
   return true;
 }
@@ -379,8 +444,10 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
     bool work = false;
     for (std::size_t s = 0; s < sockets_.size(); ++s) {
       // A few batches per socket per turn keeps one busy socket from starving
-      // the egress side.
-      for (int round = 0; round < 4 && receive(s); ++round) work = true;
+      // the egress side; sessions that are up get four for each batch of
+      // creations.
+      for (int round = 0; round < 4 && receive(s, false); ++round) work = true;
+      work |= receive(s, true);
     }
     dispatcher_->flush();
     if (health_ != nullptr) health_->tick(monotonicNs(), *sender_);

@@ -45,6 +45,9 @@ struct ForwarderOptions {
   // Session creations per second per peer (0: no limit), and the burst.
   uint32_t creations_per_peer = 0;
   uint32_t creations_burst = 0;
+  // Session creations that waited longer than this in the kernel are
+  // refused with No resources available (0: never).
+  uint32_t max_creation_wait_ms = 500;
 };
 
 class Forwarder {
@@ -63,7 +66,9 @@ class Forwarder {
  private:
   Forwarder() = default;
   class Sender;
-  bool receive(std::size_t socket) noexcept;
+  // One batch from address `socket`'s session socket, or its new-session
+  // socket when `fresh`.
+  bool receive(std::size_t socket, bool fresh) noexcept;
   bool drainEgress() noexcept;
   bool egressPending() noexcept;
   void drainDoorbell() noexcept;
@@ -75,7 +80,8 @@ class Forwarder {
   std::vector<ring::SharedSegment> ring_segments_;
   std::vector<WorkerPorts> ports_;
   std::vector<ring::Consumer> egress_;
-  std::vector<int> sockets_;
+  std::vector<int> sockets_;      // per address: sends, and receives all but creations
+  std::vector<int> new_sockets_;  // per address: receives Create Session Requests (-1: not steered)
   int epoll_ = -1;
   int doorbell_ = -1;
   std::unique_ptr<Sender> sender_;

@@ -22,6 +22,8 @@ namespace gtpcp::forwarder {
   X(dropped_priority_full, "forwarder.dropped_priority_ring_full", "datagrams dropped because a worker's priority ring was full") \
   X(rejected_overload, "forwarder.rejected_overload", "session creations rejected (No resources) because a worker's new ring was full") \
   X(rejected_peer_rate, "forwarder.rejected_peer_rate", "session creations rejected (No resources) over the sending peer's overload.creations_per_peer") \
+  X(rejected_stale, "forwarder.rejected_stale", "session creations rejected (No resources) after waiting longer than overload.max_creation_wait_ms") \
+  X(from_new_session_sockets, "forwarder.datagrams_from_new_session_sockets", "datagrams the kernel steered to the new-session sockets") \
   X(dropped_overload, "forwarder.dropped_overload", "session creations dropped because neither the ring nor a rejection could be sent") \
   X(to_priority, "forwarder.datagrams_to_priority_ring", "datagrams put on workers' priority rings")   \
   X(to_new, "forwarder.datagrams_to_new_ring", "session-creating requests put on workers' new rings") \

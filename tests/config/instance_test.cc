@@ -136,6 +136,7 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"gtpc.recovery", ReloadClass::kRestart},
       {"overload.creations_per_peer", ReloadClass::kRestart},
       {"overload.creations_burst", ReloadClass::kRestart},
+      {"overload.max_creation_wait_ms", ReloadClass::kRestart},
       {"timers.t3_ms", ReloadClass::kReload},
       {"timers.n3", ReloadClass::kReload},
       {"rings.priority_slots", ReloadClass::kRestart},

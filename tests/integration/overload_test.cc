@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <thread>
 
 #include "common/config/instance.h"
 #include "common/group/from_config.h"
@@ -30,6 +31,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using gtp::v2::MessageType;
+using nlohmann::json;
 using testing::TestGroup;
 using testing::UdpSocket;
 
@@ -312,6 +314,62 @@ TEST_F(DataPathTest, FullNewRingIsRejectedByForwarderWhilePriorityRingKeepsEstab
   EXPECT_EQ(TestGroup::process(after, "worker-0").value("sessions", 0ull), kEstablished0 + queued);
   EXPECT_EQ(TestGroup::process(after, "worker-1").value("sessions", 0ull), kEstablished1);
   EXPECT_EQ(after.value("sessions", 0ull), kEstablished0 + kEstablished1 + queued);
+}
+
+TEST_F(DataPathTest, CreationsThatWaitedTooLongAreRefusedAndNeverQueueBeforeEstablishedSessions) {
+  testing::GroupOptions o;
+  o.workers = 1;
+  o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
+  o.extra_yaml = "overload:\n  max_creation_wait_ms: 100\n";
+  TestGroup& g = startGroup(o);
+  ASSERT_FALSE(HasFailure());
+  const gtp::Ipv4 proxy_addr = net_.addr(kProxyHost);
+  const gtp::Ipv4 sgw_addr = net_.addr(11);
+  Peers peers(sgw_addr, net_.addr(21));
+
+  // One established session.
+  ASSERT_TRUE(peers.sgw().sendTo(proxy_addr, 2123, createSessionRequest(1, 1010000000700ull, sgw_addr, 0x700)));
+  ASSERT_TRUE(peers.pumpUntil([&] { return peers.responsesTo(1).size() == 1; }, 5s));
+  const auto fteid = peers.responsesTo(1)[0].fteid(kIfPgwGtpC);
+  ASSERT_TRUE(fteid);
+
+  // The forwarder stops reading for 300 ms while creations and one Modify
+  // Bearer Request arrive: the creations are then older than 100 ms.
+  const int forwarder = g.pidOf("forwarder");
+  ASSERT_GT(forwarder, 0);
+  {
+    Continue resume{forwarder};
+    ASSERT_EQ(kill(forwarder, SIGSTOP), 0);
+    ASSERT_TRUE(testing::waitUntil([&] { return processState(forwarder) == 'T'; }, 2s, 5ms));
+    for (uint32_t i = 0; i < 20; ++i)
+      ASSERT_TRUE(peers.sgw().sendTo(proxy_addr, 2123,
+                                     createSessionRequest(100 + i, 1010000000710ull + i, sgw_addr, 0x710 + i)));
+    ASSERT_TRUE(peers.sgw().sendTo(proxy_addr, 2123, modifyBearerRequest(200, fteid->teid, 1010000000700ull, sgw_addr)));
+    std::this_thread::sleep_for(300ms);
+  }
+  ASSERT_TRUE(peers.pumpUntil(
+      [&] {
+        std::size_t answered = peers.responsesTo(200).size();
+        for (uint32_t i = 0; i < 20; ++i) answered += peers.responsesTo(100 + i).size();
+        return answered == 21;
+      },
+      5s));
+  for (uint32_t i = 0; i < 20; ++i) {
+    const Decoded d = peers.responsesTo(100 + i)[0];
+    EXPECT_EQ(d.type, kCreateSessionResponse);
+    EXPECT_EQ(d.cause, std::optional<uint8_t>(kCauseNoResources)) << d.describe();
+    EXPECT_EQ(d.teid, 0x710 + i) << "the SGW's TEID";
+  }
+  EXPECT_EQ(peers.responsesTo(200)[0].type, kModifyBearerResponse);
+  EXPECT_EQ(peers.responsesTo(200)[0].cause, std::optional<uint8_t>(kCauseAccepted)) << "the established session is served";
+  // Only the first creation and the Modify Bearer Request reached the PGW.
+  ASSERT_EQ(peers.atPgw().size(), 2u);
+  EXPECT_EQ(peers.atPgw()[1].first, static_cast<uint8_t>(MessageType::kModifyBearerRequest));
+  const json s = g.status();
+  const json& c = s.at("counters");
+  EXPECT_EQ(c.value("forwarder.rejected_stale", 0ull), 20u) << s.dump(1);
+  EXPECT_EQ(c.value("forwarder.datagrams_from_new_session_sockets", 0ull), 21u)
+      << "every Create Session Request, and nothing else, came through the new-session socket";
 }
 
 }  // namespace

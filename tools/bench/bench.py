@@ -46,6 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROXY = "127.201.0.1"
 SGWS = ["127.201.0.11", "127.201.0.12"]
 PGW = "127.201.0.21"
+SURGE_GATEWAY = "127.201.0.22"  # nothing listens there
 
 
 def log(msg):
@@ -66,12 +67,12 @@ def cpu_ns(pid):
 
 
 class Group:
-    def __init__(self, bin_dir, workers, work):
+    def __init__(self, bin_dir, workers, work, routing=None):
         self.bin = bin_dir
         self.dir = work
         self.config = os.path.join(work, "gtpcp.yaml")
         with open(os.path.join(work, "routing.yaml"), "w") as f:
-            f.write(f"version: 1\npools:\n  bench:\n    gateways:\n      - {{name: pgw, address: {PGW}}}\n"
+            f.write(routing or f"version: 1\npools:\n  bench:\n    gateways:\n      - {{name: pgw, address: {PGW}}}\n"
                     "rules:\n  - name: all\n    pool: bench\n")
         with open(self.config, "w") as f:
             f.write(f"group: bench{os.getpid()}\nrun_dir: {work}/run\nworkers: {workers}\n"
@@ -164,7 +165,14 @@ def run_peer(bin_dir, rate, duration, subscribers, relay, work, target, direct=F
 def overload(bin_dir, work, top, duration):
     """Established subscribers' latency with and without a creation surge."""
     out = {}
-    group = Group(bin_dir, 1, work)
+    # The surge's sessions (APN "surge") go to a gateway of their own that
+    # never answers: the machine's two cores are not spent emulating a PGW
+    # for them, and the established subscribers' PGW sees only their traffic.
+    routing = (f"version: 1\npools:\n  bench:\n    gateways:\n      - {{name: pgw, address: {PGW}}}\n"
+               f"  surge:\n    gateways:\n      - {{name: sink, address: {SURGE_GATEWAY}}}\n"
+               "rules:\n  - {name: surge, match: {apn: [surge]}, pool: surge}\n  - {name: all, pool: bench}\n"
+               "health_check: {interval_ms: 0}\nfailover: {response_timeout_ms: 0}\n")
+    group = Group(bin_dir, 1, work, routing)
     log("  overload: " + group.start())
     pgw = subprocess.Popen([os.path.join(bin_dir, "gtpcp-peer"), "--pgw", PGW, "--proxy", PROXY,
                             "--subscribers", "2000", "--pgw-sessions", "600000", "--duration", "120"],
@@ -174,20 +182,26 @@ def overload(bin_dir, work, top, duration):
 
         def blast(rate, seconds):
             r = subprocess.run([os.path.join(bin_dir, "gtpcp-blast"), "--proxy", PROXY, "--from", SGWS[1],
-                                "--rate", str(rate), "--seconds", str(seconds), "--subscribers", "250000"],
+                                "--rate", str(rate), "--seconds", str(seconds), "--subscribers", "250000",
+                                "--apn", "surge"],
                                capture_output=True, text=True, timeout=seconds + 30)
             return json.loads(r.stdout)
 
-        def rejected():
+        def counters():
             st = json.loads(group.gtpcp("status", "--json").stdout)
-            return st["counters"].get("forwarder.rejected_overload", 0)
+            c = st["counters"]
+            started = sum(p.get("counters", {}).get("worker.transactions_started", 0) for p in st["processes"])
+            return {"refused": c.get("forwarder.rejected_overload", 0) + c.get("forwarder.rejected_stale", 0),
+                    "dropped": c.get("forwarder.socket_overflows", 0), "taken": started}
 
-        # What the group creates per second when nothing else runs.
-        before = rejected()
+        # What the group takes in per second when nothing else runs: the
+        # creations a worker handled (sent on to the gateway) in 2 s.
+        before = counters()
         probe = blast(200000, 2)
-        capacity = probe["accepted"] / 2
-        log(f"    creation capacity: {capacity:,.0f}/s accepted of {probe['offered_per_s']:,.0f}/s offered "
-            f"({rejected() - before:,} refused by the forwarder)")
+        after = counters()
+        capacity = (after["taken"] - before["taken"]) / 2
+        log(f"    creation capacity: {capacity:,.0f}/s taken by the worker of {probe['offered_per_s']:,.0f}/s offered "
+            f"({after['refused'] - before['refused']:,} refused by the forwarder)")
         surge_rate = int(max(capacity, 1000) * 3)
         rate = max(1000, int(top / 4))
         sgw = [os.path.join(bin_dir, "gtpcp-peer"), "--sgw", SGWS[0], "--proxy", PROXY, "--mode", "modify-only",
@@ -200,9 +214,12 @@ def overload(bin_dir, work, top, duration):
             surge = None
             if with_surge:
                 time.sleep(1.0)  # attach first; the surge then covers the modify window
-                before_rej = rejected()
+                c0 = counters()
                 surge = blast(surge_rate, max(1.0, duration - 1.0))
-                surge["refused_by_forwarder"] = rejected() - before_rej
+                c1 = counters()
+                surge["refused_by_forwarder"] = c1["refused"] - c0["refused"]
+                surge["taken_by_worker"] = c1["taken"] - c0["taken"]
+                surge["dropped_by_kernel"] = c1["dropped"] - c0["dropped"]
             proc.wait(timeout=duration + 60)
             with open(path) as f:
                 return json.load(f), surge
@@ -214,9 +231,13 @@ def overload(bin_dir, work, top, duration):
             f"timeouts {base['timeouts']}")
         log(f"    Modify Bearer at {rate:,}/s, with surge:  p50 {l['p50']:.3f} ms  p99 {l['p99']:.3f} ms  "
             f"timeouts {loaded['timeouts']}")
-        log(f"    surge: {surge['offered_per_s']:,.0f} creations/s offered (3x capacity), {surge['accepted']:,} "
-            f"accepted, {surge['refused_by_forwarder']:,} refused by the forwarder with cause 73")
-        out = {"capacity_per_s": capacity, "modify_rate": rate, "alone": b, "with_surge": l, "surge": surge,
+        ratio = surge["offered_per_s"] / capacity if capacity else float("nan")
+        log(f"    surge: {surge['offered_per_s']:,.0f} creations/s offered, {ratio:.1f}x capacity (asked "
+            f"{surge_rate:,}/s: gtpcp-blast shares the cores), "
+            f"{surge['taken_by_worker']:,} taken by the worker (with the subscribers' own transactions), "
+            f"{surge['refused_by_forwarder']:,} refused by the forwarder with cause 73, "
+            f"{surge['dropped_by_kernel']:,} dropped by the kernel (new-session socket full)")
+        out = {"capacity_per_s": capacity, "surge_ratio": ratio, "modify_rate": rate, "alone": b, "with_surge": l, "surge": surge,
                "timeouts_alone": base["timeouts"], "timeouts_with_surge": loaded["timeouts"]}
     finally:
         pgw.send_signal(signal.SIGTERM)

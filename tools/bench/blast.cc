@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   CLI::App app{"gtpcp-blast: a surge of Create Session Requests, answers counted by cause"};
   std::string proxy = "127.0.0.1", from = "127.0.0.13", apn_text = "internet";
   double rate = 50000, seconds = 5;
-  uint64_t imsi_start = 1019990000000000ull;
+  uint64_t imsi_start = 101999000000000ull;  // 15 digits
   uint32_t subscribers = 1'000'000;
   app.add_option("--proxy", proxy, "The proxy's access address (port 2123)");
   app.add_option("--from", from, "Local address to send from (port 2123: answers come back there)");
@@ -73,6 +73,10 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  if (imsi_start < 100000000000000ull || imsi_start + subscribers > 999999999999999ull) {
+    std::fprintf(stderr, "gtpcp-blast: --imsi-start and --subscribers must keep IMSIs at 15 digits\n");
+    return 2;
+  }
   gtpcp::peer::Identities ids;
   ids.imsi_start = imsi_start;
   ids.msisdn_start = 49170000000ull;
