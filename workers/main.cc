@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
   options.proxy.index = index;
   options.proxy.sockets = gtpcp::group::socketPlanOf(*config);
   options.proxy.transaction_timeout_ns = uint64_t{config->timers.transaction_lifetime_ms} * 1'000'000;
+  options.proxy.t3_ns = uint64_t{config->timers.t3_ms} * 1'000'000;
+  options.proxy.n3 = config->timers.n3;
 
   if (auto e = gtpcp::group::pinToCpu(config->workerCpu(index)); !e.empty()) {
     spdlog::critical("cpu.workers[{}]: {}", index, e);

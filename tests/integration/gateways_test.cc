@@ -215,7 +215,7 @@ TEST_F(DataPathTest, APgwRestartWithAThousandSessionsRemovesThemAndTellsTheSgwAt
   EXPECT_EQ(TestGroup::workerSum(s, "worker.restart_notifications_sent"), kSessions);
   EXPECT_EQ(gatewayNamed(s, "only")->at("restarts"), json(1));
   EXPECT_TRUE(testing::waitUntil(
-      [&] { return TestGroup::workerSum(g.status(), "worker.restart_notifications_answered") == kSessions; }, 5s, 50ms))
+      [&] { return TestGroup::workerSum(g.status(), "worker.own_requests_answered") == kSessions; }, 5s, 50ms))
       << g.status().dump(1);
   // Every SGW session answered for: the hold ends (SIGTERM: no detach).
   ASSERT_EQ(::kill(sgw.pid(), SIGTERM), 0);

@@ -273,6 +273,8 @@ class ProxyTest : public ::testing::Test {
                 out[0].to);
   }
 
+  std::vector<uint8_t> deleteBearerAfterARestart(const std::string& imsi_base);
+
   WorkerLayout layout_;
   std::vector<uint64_t> memory_;
   WorkerShmHeader* header_;
@@ -758,8 +760,18 @@ TEST_F(ProxyTest, SilentGatewayHandsTheCreationToTheNextAfterTheResponseTimeout)
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].to, second.to);
   EXPECT_EQ(again[0].bytes, second.bytes);
-  // The first gateway wakes up late: its answer matches nothing.
-  EXPECT_TRUE(answerCreate(first, 16, std::nullopt, 3'600'000'000).empty());
+  // The first gateway wakes up late and accepts: its answer matches nothing,
+  // and the session it made is deleted there.
+  auto orphan = answerCreate(first, 16, std::nullopt, 3'600'000'000);
+  ASSERT_EQ(orphan.size(), 1u);
+  EXPECT_EQ(orphan[0].to, first.to);
+  Message dsr = decode(orphan[0].bytes);
+  EXPECT_EQ(dsr.messageType(), MessageType::kDeleteSessionRequest);
+  EXPECT_EQ(dsr.header().teid, 0x2222u) << "the TEID the first gateway gave";
+  EXPECT_EQ(readFirst<Ebi>(dsr, 0)->value, 5);
+  EXPECT_TRUE(feed(simple(MessageType::kDeleteSessionResponse, 0, dsr.header().sequence_number, 16), first.to).empty());
+  EXPECT_EQ(header_->counters.orphans_deleted.load(), 1u);
+  EXPECT_EQ(header_->counters.own_requests_answered.load(), 1u);
   auto answer = answerCreate(second, 16, std::nullopt, 3'700'000'000);
   ASSERT_EQ(answer.size(), 1u);
   EXPECT_EQ(answer[0].to, net::Address::v4(kSgw, kPort));
@@ -844,7 +856,7 @@ TEST_F(ProxyTest, RestartSeenInACreateSessionResponseRemovesTheOlderSessionsAndT
   EXPECT_EQ(teids, (std::set<uint32_t>{0x340, 0x341, 0x342}));
   EXPECT_EQ(sessions_.active(), 1u) << "the session created with the new Recovery stays";
   EXPECT_EQ(header_->counters.restart_sessions_removed.load(), 3u);
-  EXPECT_EQ(header_->counters.restart_notifications_answered.load(), 3u);
+  EXPECT_EQ(header_->counters.own_requests_answered.load(), 3u);
 }
 
 TEST_F(ProxyTest, RestartSeenByTheForwarderIsFollowedAtTheConfiguredRate) {
@@ -1021,6 +1033,50 @@ TEST_F(ProxyTest, NodeLevelRequestsAreAnsweredServiceNotSupported) {
   auto out = feed(simple(MessageType::kModifyBearerRequest, 0, 0x4401), net::Address::v4(kSgw, kPort));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(readFirst<CauseIe>(decode(out[0].bytes))->value, static_cast<uint8_t>(Cause::kContextNotFound));
+}
+
+// A restart of pgw3 seen in a Create Session Response at t = 2 s: one Delete
+// Bearer Request for the session created before, sent at t = 2.1 s; returns
+// it (empty when it was not sent).
+std::vector<uint8_t> ProxyTest::deleteBearerAfterARestart(const std::string& imsi_base) {
+  const Sent old = createFrom(imsi_base + "0", "ims", 0x430, 430, 1'000'000'000);
+  EXPECT_EQ(answerCreate(old, 16, uint8_t{5}).size(), 1u);
+  const Sent later = createFrom(imsi_base + "1", "ims", 0x431, 431, 2'000'000'000);
+  EXPECT_EQ(answerCreate(later, 16, uint8_t{6}, 2'000'000'000).size(), 1u);
+  egress_.sent.clear();
+  proxy_->tick(2'100'000'000);
+  EXPECT_EQ(egress_.sent.size(), 1u);
+  return egress_.sent.size() == 1 ? egress_.sent[0].bytes : std::vector<uint8_t>{};
+}
+
+TEST_F(ProxyTest, TheProxysOwnRequestsAreSentAgainEveryT3UntilAnswered) {
+  // The SGW does not answer at first.
+  ASSERT_FALSE(deleteBearerAfterARestart("00101000000043").empty());
+  const std::vector<uint8_t> first = egress_.sent[0].bytes;
+  proxy_->tick(4'000'000'000);
+  EXPECT_EQ(egress_.sent.size(), 1u) << "T3 (3 s) not over";
+  proxy_->tick(5'200'000'000);
+  ASSERT_EQ(egress_.sent.size(), 2u);
+  EXPECT_EQ(egress_.sent[1].bytes, first) << "the same request, same sequence number";
+  EXPECT_EQ(egress_.sent[1].to, net::Address::v4(kSgw, kPort));
+  proxy_->tick(8'300'000'000);
+  ASSERT_EQ(egress_.sent.size(), 3u) << "N3 = 2 retransmissions";
+  proxy_->tick(11'400'000'000);
+  EXPECT_EQ(egress_.sent.size(), 3u);
+  EXPECT_EQ(header_->counters.own_requests_retransmitted.load(), 2u);
+  EXPECT_EQ(header_->counters.own_requests_unanswered.load(), 1u);
+}
+
+TEST_F(ProxyTest, AnAnsweredOwnRequestIsNotSentAgain) {
+  const auto request = deleteBearerAfterARestart("00101000000044");
+  ASSERT_FALSE(request.empty());
+  const uint32_t seq = decode(request).header().sequence_number;
+  feed(simple(MessageType::kDeleteBearerResponse, 0, seq, 16), net::Address::v4(kSgw, kPort), 2'200'000'000);
+  egress_.sent.clear();
+  proxy_->tick(5'500'000'000);
+  proxy_->tick(9'000'000'000);
+  EXPECT_TRUE(egress_.sent.empty());
+  EXPECT_EQ(header_->counters.own_requests_retransmitted.load(), 0u);
 }
 
 }  // namespace

@@ -98,6 +98,7 @@ Proxy::Proxy(const ProxySettings& settings, WorkerShmHeader& header, SessionTabl
       // Creations in flight at once, with room: a burst of a second's worth
       // at the highest rate a worker takes.
       timers_(std::max<uint32_t>(1024, transactions.capacity() / 8)),
+      retries_(std::max<uint32_t>(1024, transactions.capacity() / 8)),
       resend_(kMaxDatagram),
       rewritten_(kMaxDatagram) {
   restarts_.reserve(kMaxRestarts);
@@ -455,6 +456,7 @@ void Proxy::handleResponse(Context& c) noexcept {
   if (t == nullptr) t = transactions_.findByResponse(proxyNumbered(h.sequence_number));
   if (t == nullptr) {
     counters_.responses_unmatched.add();
+    if (c.message.messageType() == MessageType::kCreateSessionResponse) deleteOrphan(c);
     return;
   }
   if (t->state != kPending) {
@@ -462,8 +464,8 @@ void Proxy::handleResponse(Context& c) noexcept {
     return;
   }
   if (t->requester_socket == kProxyOrigin) {
-    // An SGW answering the proxy's own Delete Bearer Request: nobody waits for it.
-    counters_.restart_notifications_answered.add();
+    // A peer answering one of the proxy's own requests: nobody waits for it.
+    counters_.own_requests_answered.add();
     counters_.transactions_completed.add();
     transactions_.answered(*t, {});
     return;
@@ -945,16 +947,6 @@ void Proxy::sendDeleteBearer(SessionShm& s) noexcept {
   // and the MME take the UE through a new attach to a gateway that is up.
   const uint32_t sequence = allocateSequence(false);
   const net::Address sgw = s.sgw.address.withPort(kGtpcPort);
-  TransactionShm* t = transactions_.open(proxyNumbered(sequence), net::Address{}, sequence, last_notify_ns_);
-  if (t != nullptr) {
-    t->toward = static_cast<uint8_t>(Leg::kAccess);
-    t->message_type = static_cast<uint8_t>(MessageType::kDeleteBearerRequest);
-    t->requester_socket = kProxyOrigin;
-    t->destination_socket = s.access_socket;
-    t->destination = sgw;
-    t->session_teid = sessions_.teid(s, Leg::kAccess);
-    counters_.transactions_started.add();
-  }
   std::array<uint8_t, 64> buffer;
   Builder b(buffer);
   b.begin(MessageType::kDeleteBearerRequest, s.sgw.teid, sequence);
@@ -964,7 +956,82 @@ void Proxy::sendDeleteBearer(SessionShm& s) noexcept {
   b.add(cause);
   if (auto out = b.finish()) {
     counters_.restart_notifications_sent.add();
-    send(s.access_socket, sgw, *out);
+    sendOwnRequest(sequence, MessageType::kDeleteBearerRequest, Leg::kAccess, s.access_socket, sgw,
+                   sessions_.teid(s, Leg::kAccess), *out);
+  }
+}
+
+void Proxy::sendOwnRequest(uint32_t sequence, MessageType type, Leg toward, uint8_t socket, const net::Address& to,
+                           uint32_t session_teid, std::span<const uint8_t> bytes) noexcept {
+  send(socket, to, bytes);
+  // Held like any request, so that the answer is recognised (and a second
+  // copy of it too); the answer goes nowhere.
+  TransactionShm* t = transactions_.open(proxyNumbered(sequence), net::Address{}, sequence, now_ns_);
+  if (t == nullptr) return;  // sent once, not followed
+  t->toward = static_cast<uint8_t>(toward);
+  t->message_type = static_cast<uint8_t>(type);
+  t->requester_socket = kProxyOrigin;
+  t->destination_socket = socket;
+  t->destination = to;
+  t->session_teid = session_teid;
+  counters_.transactions_started.add();
+  if (settings_.n3 == 0 || retry_count_ == retries_.size() || !transactions_.keepRequest(*t, bytes)) return;
+  const auto tail = static_cast<uint32_t>((retry_head_ + retry_count_) % retries_.size());
+  retries_[tail] = OwnRetry{transactions_.indexOf(*t), t->response_key, now_ns_ + settings_.t3_ns, 1};
+  ++retry_count_;
+}
+
+void Proxy::retransmitOwnRequests(uint64_t now_ns) noexcept {
+  while (retry_count_ != 0 && retries_[retry_head_].deadline_ns <= now_ns) {
+    OwnRetry r = retries_[retry_head_];
+    retry_head_ = static_cast<uint32_t>((retry_head_ + 1) % retries_.size());
+    --retry_count_;
+    TransactionShm& t = transactions_.record(r.record);
+    if (t.state != kPending || t.response_key != r.response_key) continue;  // answered, or gone
+    if (r.sent > settings_.n3) {
+      counters_.own_requests_unanswered.add();
+      continue;  // the transaction expires with its lifetime
+    }
+    const auto bytes = transactions_.requestOf(t);
+    if (bytes.empty()) continue;
+    counters_.own_requests_retransmitted.add();
+    send(t.destination_socket, t.destination, bytes);
+    ++r.sent;
+    r.deadline_ns = now_ns + settings_.t3_ns;
+    const auto tail = static_cast<uint32_t>((retry_head_ + retry_count_) % retries_.size());
+    retries_[tail] = r;
+    ++retry_count_;
+  }
+}
+
+void Proxy::deleteOrphan(Context& c) noexcept {
+  // A gateway accepting a creation the proxy has given up on it (sent to
+  // the next gateway after a timeout, or abandoned): the session it made is
+  // the proxy's to delete, or it would stay there until that PGW's own
+  // clean-up.
+  const Message& m = c.message;
+  auto cause = readFirst<CauseIe>(m);
+  auto pgw = readFirst<FTeid>(m, 1);
+  if (!cause || !accepted(cause->value) || !pgw || pgw->teid == 0) return;
+  const Header& h = m.header();
+  const SessionShm* s = h.teidPresent() && h.teid != 0 ? sessions_.find(h.teid) : nullptr;
+  // Still this session's gateway: the answer is just late, not an orphan.
+  if (s != nullptr && s->gateway_address.sameHost(c.arrival.peer)) return;
+  uint8_t ebi = s != nullptr ? s->default_ebi : 0;
+  if (const Ie* bc = m.find(IeType::kBearerContext, 0)) {
+    if (const Ie* e = m.findChild(*bc, IeType::kEbi, 0)) {
+      if (auto v = read<Ebi>(m, *e)) ebi = v->value;
+    }
+  }
+  const uint32_t sequence = allocateSequence(false);
+  const net::Address to = c.arrival.peer;
+  std::array<uint8_t, 64> buffer;
+  Builder b(buffer);
+  b.begin(MessageType::kDeleteSessionRequest, pgw->teid, sequence);
+  if (ebi != 0) b.add(Ebi{ebi}, 0);  // Linked EPS Bearer ID
+  if (auto out = b.finish()) {
+    counters_.orphans_deleted.add();
+    sendOwnRequest(sequence, MessageType::kDeleteSessionRequest, Leg::kGateway, c.arrival.socket, to, 0, *out);
   }
 }
 
@@ -1041,6 +1108,7 @@ void Proxy::expireCreations(uint64_t now_ns) noexcept {
 void Proxy::tick(uint64_t now_ns) noexcept {
   now_ns_ = std::max(now_ns_, now_ns);
   expireCreations(now_ns);
+  retransmitOwnRequests(now_ns);
   if (status_shm_ != nullptr && now_ns >= next_watch_ns_) watchGateways(now_ns, realtimeNs());
   cleanUpRestarts(now_ns);
   if (now_ns < settings_.transaction_timeout_ns) return;

@@ -31,6 +31,10 @@ struct ProxySettings {
   uint32_t index = 0;
   group::SocketPlan sockets;
   uint64_t transaction_timeout_ns = 9'000'000'000;  // T3 x (N3 + 1)
+  // The proxy's own requests (Delete Bearer after a PGW restart, Delete
+  // Session of an orphan) are sent again every T3, N3 times.
+  uint64_t t3_ns = 3'000'000'000;
+  uint32_t n3 = 2;
 };
 
 // What arrived: the datagram's source and the socket it came in on.
@@ -130,6 +134,15 @@ class Proxy {
   // most health_check.restart_notify_rate per second.
   void cleanUpRestarts(uint64_t now_ns) noexcept;
   void sendDeleteBearer(SessionShm& session) noexcept;
+  // A transaction for a request the proxy sends on its own behalf.
+  // Sends `bytes`, the proxy's own request numbered `sequence`, and holds it
+  // for its answer, sending it again every T3 until answered, N3 times.
+  void sendOwnRequest(uint32_t sequence, gtp::v2::MessageType type, Leg toward, uint8_t socket,
+                      const net::Address& to, uint32_t session_teid, std::span<const uint8_t> bytes) noexcept;
+  void retransmitOwnRequests(uint64_t now_ns) noexcept;
+  // An accepted Create Session Response matching no transaction: when its
+  // session went elsewhere, the gateway is asked to delete what it made.
+  void deleteOrphan(Context& c) noexcept;
   // Sends the creation of `t` to the next gateway of the session's pool.
   // False when none is left: the SGW was answered and the session removed.
   bool failOver(TransactionShm& t, SessionShm& session) noexcept;
@@ -178,6 +191,15 @@ class Proxy {
   std::vector<CreationTimer> timers_;  // a ring; deadlines come in order
   uint32_t timer_head_ = 0;
   uint32_t timer_count_ = 0;
+  struct OwnRetry {
+    uint32_t record;
+    uint64_t response_key;
+    uint64_t deadline_ns;
+    uint32_t sent;  // times sent so far
+  };
+  std::vector<OwnRetry> retries_;  // a ring; deadlines come in order (all T3 apart)
+  uint32_t retry_head_ = 0;
+  uint32_t retry_count_ = 0;
   std::vector<uint8_t> resend_;  // a kept request, copied to be patched and sent elsewhere
   std::optional<gtp::v2::Rewriter> rewriter_;  // of the datagram being handled, when it needs one
   std::vector<uint8_t> rewritten_;             // what the Rewriter wrote

@@ -40,7 +40,10 @@ namespace gtpcp::worker {
   X(gateway_restarts, "worker.gateway_restarts", "gateway restarts seen (a changed Recovery value)")          \
   X(restart_sessions_removed, "worker.restart_sessions_removed", "sessions removed because their gateway restarted") \
   X(restart_notifications_sent, "worker.restart_notifications_sent", "Delete Bearer Requests sent to SGWs for them") \
-  X(restart_notifications_answered, "worker.restart_notifications_answered", "answers the SGWs gave to those") \
+  X(own_requests_answered, "worker.own_requests_answered", "answers to the proxy's own requests (restart notifications, orphan deletions)") \
+  X(own_requests_retransmitted, "worker.own_requests_retransmitted", "the proxy's own requests sent again after T3") \
+  X(own_requests_unanswered, "worker.own_requests_unanswered", "the proxy's own requests never answered after N3 retransmissions") \
+  X(orphans_deleted, "worker.orphans_deleted", "Delete Session Requests to a gateway that accepted a creation sent elsewhere") \
   X(messages_rewritten, "worker.messages_rewritten", "messages copied to change a length (F-TEID family, overrides)") \
   X(rewrite_failures, "worker.rewrite_failures", "rewrites that did not fit (sent as patched in place)") \
   X(overrides_applied, "worker.overrides_applied", "Create Session Requests changed by their rule's overrides") \
