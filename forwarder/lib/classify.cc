@@ -53,6 +53,13 @@ Classification classify(std::span<const uint8_t> datagram, uint16_t workers, Mes
                          : static_cast<uint16_t>(header->sequence_number % workers);
     return c;
   }
+  if (c.message_type == static_cast<uint8_t>(MessageType::kPgwDownlinkTriggeringNotification) &&
+      scratch.decode(datagram)) {
+    // TEID 0 by definition (TS 29.274 §5.5.2); it names its subscriber by
+    // IMSI, which names the partition of the subscriber's sessions.
+    c.worker = workerOf(group::partitionOfCreateSession(scratch), workers);
+    return c;
+  }
   // No TEID of the proxy's: a response to a request the proxy sent carries
   // the proxy's sequence number, which names the worker (seq % W == index).
   c.worker = static_cast<uint16_t>((header->sequence_number & kSequenceMask) % workers);

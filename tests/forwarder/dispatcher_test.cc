@@ -284,5 +284,23 @@ TEST_F(DispatcherTest, CreationsOverThePeersRateAreRejectedByTheForwarder) {
   EXPECT_EQ(shm_->counters.to_priority.load(), 1u);
 }
 
+TEST_F(DispatcherTest, PgwDownlinkTriggeringGoesToThePriorityRingOfTheImsisWorker) {
+  const std::string imsi = "001010123456790";
+  std::vector<uint8_t> buf(128);
+  v2::Builder b(buf);
+  b.begin(v2::MessageType::kPgwDownlinkTriggeringNotification, 0u, 77);
+  v2::Imsi i;
+  for (char c : imsi) i.digits.push(c);
+  b.add(i);
+  buf.resize(b.finish()->size());
+  dispatch(buf);
+  dispatcher_->flush();
+  const int w = workerOfImsi(imsi);
+  for (int k = 0; k < kWorkers; ++k) {
+    EXPECT_EQ(take(k, false).size(), k == w ? 1u : 0u) << "worker " << k;
+    EXPECT_TRUE(take(k, true).empty()) << "not a creation";
+  }
+}
+
 }  // namespace
 }  // namespace gtpcp::forwarder

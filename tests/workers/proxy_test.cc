@@ -1019,8 +1019,7 @@ TEST_F(ProxyTest, TraceSessionActivationIsRelayedWithoutATransaction) {
 
 TEST_F(ProxyTest, NodeLevelRequestsAreAnsweredServiceNotSupported) {
   for (auto [request, response] : {std::pair{MessageType::kDeletePdnConnectionSetRequest, MessageType::kDeletePdnConnectionSetResponse},
-                                   {MessageType::kUpdatePdnConnectionSetRequest, MessageType::kUpdatePdnConnectionSetResponse},
-                                   {MessageType::kPgwDownlinkTriggeringNotification, MessageType::kPgwDownlinkTriggeringAcknowledge}}) {
+                                   {MessageType::kUpdatePdnConnectionSetRequest, MessageType::kUpdatePdnConnectionSetResponse}}) {
     auto out = feed(simple(request, 0, 0x4400), net::Address::v4(kPgw1, kPort));
     ASSERT_EQ(out.size(), 1u);
     Message m = decode(out[0].bytes);
@@ -1028,7 +1027,7 @@ TEST_F(ProxyTest, NodeLevelRequestsAreAnsweredServiceNotSupported) {
     EXPECT_EQ(m.header().sequence_number, 0x4400u);
     EXPECT_EQ(readFirst<CauseIe>(m)->value, static_cast<uint8_t>(Cause::kServiceNotSupported));
   }
-  EXPECT_EQ(header_->counters.node_requests_refused.load(), 3u);
+  EXPECT_EQ(header_->counters.node_requests_refused.load(), 2u);
   // A session's request with TEID 0 names no session.
   auto out = feed(simple(MessageType::kModifyBearerRequest, 0, 0x4401), net::Address::v4(kSgw, kPort));
   ASSERT_EQ(out.size(), 1u);
@@ -1077,6 +1076,63 @@ TEST_F(ProxyTest, AnAnsweredOwnRequestIsNotSentAgain) {
   proxy_->tick(9'000'000'000);
   EXPECT_TRUE(egress_.sent.empty());
   EXPECT_EQ(header_->counters.own_requests_retransmitted.load(), 0u);
+}
+
+// A PGW Downlink Triggering Notification for `imsi` from the PGW, naming the
+// PGW's F-TEID (TEID `pgw_teid`).
+std::vector<uint8_t> downlinkTriggering(const std::string& imsi, uint32_t sequence, uint32_t pgw_teid, const Ipv4& pgw) {
+  std::vector<uint8_t> buf(128);
+  Builder b(buf);
+  b.begin(MessageType::kPgwDownlinkTriggeringNotification, 0u, sequence);
+  Imsi i;
+  for (char ch : imsi) i.digits.push(ch);
+  b.add(i);
+  FTeid f;
+  f.interface_type = 7;
+  f.teid = pgw_teid;
+  f.ipv4 = pgw;
+  b.add(f);
+  buf.resize(b.finish()->size());
+  return buf;
+}
+
+TEST_F(ProxyTest, PgwDownlinkTriggeringReachesTheSgwOfTheSubscribersSession) {
+  Attached a = attach("001010000000440");
+  auto out = feed(downlinkTriggering("001010000000440", 0x4500, 0x2222, a.pgw.ipv4()), a.pgw);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, net::Address::v4(kSgw, kPort));
+  Message m = decode(out[0].bytes);
+  EXPECT_EQ(m.messageType(), MessageType::kPgwDownlinkTriggeringNotification);
+  EXPECT_TRUE(m.header().teidPresent());
+  EXPECT_EQ(m.header().teid, 0u) << "TEID 0, as the PGW sent it";
+  EXPECT_NE(m.header().sequence_number, 0x4500u);
+  auto f = readFirst<FTeid>(m, 0);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(*f->ipv4, kProxy) << "the SGW answers the proxy";
+  EXPECT_EQ(f->teid, a.access_teid);
+  // The SGW's acknowledgement to the proxy's F-TEID goes back to the PGW.
+  auto ack = feed(simple(MessageType::kPgwDownlinkTriggeringAcknowledge, a.access_teid, m.header().sequence_number, 16),
+                  net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(ack.size(), 1u);
+  EXPECT_EQ(ack[0].to, a.pgw);
+  Message back = decode(ack[0].bytes);
+  EXPECT_EQ(back.header().sequence_number, 0x4500u);
+  EXPECT_EQ(back.header().teid, 0x2222u);
+}
+
+TEST_F(ProxyTest, PgwDownlinkTriggeringForNoSessionOfThatPgwGetsContextNotFound) {
+  Attached a = attach("001010000000441");
+  // Another PGW, or another subscriber: no session to tell.
+  for (const auto& [imsi, from] : {std::pair{std::string("001010000000441"), net::Address::v4(kPgw3, kPort)},
+                                   {std::string("001010000000449"), a.pgw}}) {
+    auto out = feed(downlinkTriggering(imsi, 0x4501, 0x3333, from.ipv4()), from);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].to, from);
+    Message m = decode(out[0].bytes);
+    EXPECT_EQ(m.messageType(), MessageType::kPgwDownlinkTriggeringAcknowledge);
+    EXPECT_EQ(readFirst<CauseIe>(m)->value, static_cast<uint8_t>(Cause::kContextNotFound));
+    EXPECT_EQ(m.header().teid, 0x3333u) << "the PGW's TEID from its F-TEID";
+  }
 }
 
 }  // namespace

@@ -171,12 +171,14 @@ void Proxy::handleRequest(Context& c) noexcept {
       case MessageType::kCreateSessionRequest:
         createSession(c);
         return;
+      case MessageType::kPgwDownlinkTriggeringNotification:
+        relayDownlinkTriggering(c);
+        return;
       case MessageType::kDeletePdnConnectionSetRequest:
       case MessageType::kUpdatePdnConnectionSetRequest:
-      case MessageType::kPgwDownlinkTriggeringNotification:
         // Node-level procedures (TS 29.274 §7.9) that name sessions by
-        // FQ-CSID or IMSI, not by a TEID of the proxy's: not relayed; the
-        // peer gets an answer rather than silence.
+        // FQ-CSID, not by a TEID of the proxy's: not relayed; the peer gets
+        // an answer rather than silence.
         counters_.node_requests_refused.add();
         reject(c, static_cast<uint8_t>(Cause::kServiceNotSupported));
         return;
@@ -347,13 +349,42 @@ void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
       t->flags |= kDeletesPdnConnection;
   }
   session.updated_ns = c.arrival.wall_ns;
-  patchTeid(c.message_bytes, peer.teid);
+  // A request sent with TEID 0 (a PGW Downlink Triggering Notification)
+  // goes on with TEID 0 (TS 29.274 §5.5.2).
+  if (h.teid != 0) patchTeid(c.message_bytes, peer.teid);
   patchSequenceNumber(c.message_bytes, sequence);
   const auto out = outgoing(c, true);
   send(socket, destination, out);
   // The command is answered by this request: a retransmitted command gets
   // it again, as it would from the PGW.
   if (command != nullptr) transactions_.answered(*command, out);
+}
+
+void Proxy::relayDownlinkTriggering(Context& c) noexcept {
+  // TS 29.274 §7.9.7: the PGW names the subscriber by IMSI (header TEID 0);
+  // the notification goes to the SGW of that subscriber's session on this
+  // PGW, with the proxy's F-TEID in place of the PGW's.
+  const Message& m = c.message;
+  if (auto ok = checkMandatory(m); !ok) {
+    reject(c, gtp::v2Cause(ok.error().code), ok.error().ie_type, ok.error().ie_instance);
+    return;
+  }
+  auto imsi = readFirst<Imsi>(m);
+  if (!imsi) {
+    reject(c, static_cast<uint8_t>(Cause::kMandatoryIeMissing), static_cast<uint8_t>(IeType::kImsi));
+    return;
+  }
+  const std::string_view digits = imsi->digits.view();
+  SessionShm* session = sessions_.findInPartition(group::partitionOfCreateSession(m), [&](const SessionShm& s) {
+    return s.state == kActive && std::string_view(s.imsi, s.imsi_length) == digits &&
+           (s.pgw.address.sameHost(c.arrival.peer) || s.gateway_address.sameHost(c.arrival.peer));
+  });
+  if (session == nullptr) {
+    counters_.context_not_found.add();
+    reject(c, static_cast<uint8_t>(Cause::kContextNotFound));
+    return;
+  }
+  relayRequest(c, *session, Leg::kGateway);
 }
 
 void Proxy::relayOneWay(Context& c) noexcept {

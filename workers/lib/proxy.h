@@ -72,6 +72,8 @@ class Proxy {
   void handleResponse(Context& c) noexcept;
   void createSession(Context& c) noexcept;
   void relayRequest(Context& c, SessionShm& session, Leg from) noexcept;
+  // A PGW Downlink Triggering Notification: to the SGW of the IMSI's session.
+  void relayDownlinkTriggering(Context& c) noexcept;
   // A message of a session that has no reply (Trace Session Activation...).
   void relayOneWay(Context& c) noexcept;
   void finishCreateSession(Context& c, TransactionShm& t, SessionShm& session) noexcept;

@@ -64,6 +64,20 @@ class SessionTable {
     return looked;
   }
 
+  // The first live session of `partition` (this worker's) for which
+  // match(session) holds, or nullptr: a walk over the partition, for the
+  // rare messages that name a subscriber, not a TEID.
+  template <class F>
+  SessionShm* findInPartition(uint16_t partition, F&& match) {
+    if (partition % layout_.workers != layout_.index) return nullptr;
+    const uint32_t lp = layout_.localPartition(partition);
+    for (uint32_t s = 0; s < partitions_[lp].high_water; ++s) {
+      SessionShm& session = sessions_[uint64_t{lp} * layout_.per_partition + s];
+      if (session.state != static_cast<uint8_t>(SessionState::kFree) && match(session)) return &session;
+    }
+    return nullptr;
+  }
+
   // Visits every live session (status, tests).
   template <class F>
   void forEach(F&& f) {
