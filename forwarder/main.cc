@@ -72,6 +72,9 @@ int main(int argc, char** argv) {
   signal(SIGINT, onSignal);
   signal(SIGPIPE, SIG_IGN);
   for (const auto& a : options.sockets.sockets) spdlog::info("serving GTP-C on {}", a.toString());
+  if (!(*forwarder)->creationsSteered())
+    spdlog::warn("the kernel refused SO_ATTACH_REUSEPORT_CBPF: session creations share the sockets of "
+                 "established sessions, and a surge of them delays the others");
   spdlog::info("group {} with {} workers", config->group, config->workers);
   (*forwarder)->run(g_stop);
   spdlog::info("stopped");

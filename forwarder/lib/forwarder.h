@@ -62,6 +62,13 @@ class Forwarder {
   void run(const std::atomic<bool>& stop) noexcept;
 
   ForwarderShm& shm() noexcept { return *shm_; }
+  // False when the kernel refused the program that gives creations their own
+  // socket (then every datagram shares one socket per address).
+  bool creationsSteered() const noexcept {
+    for (int fd : new_sockets_)
+      if (fd < 0) return false;
+    return true;
+  }
 
  private:
   Forwarder() = default;
