@@ -403,7 +403,7 @@ void Group::printStatus(const nlohmann::json& s, std::ostream& out) {
   }
   auto print = [&](const nlohmann::json& counters) {
     for (const auto& [name, value] : counters.items()) {
-      if (value.get<uint64_t>() != 0) out << "  " << std::left << std::setw(44) << name << value.get<uint64_t>() << "\n";
+      if (value.get<uint64_t>() != 0) out << "  " << std::left << std::setw(52) << name << " " << value.get<uint64_t>() << "\n";
     }
   };
   out << "counters (non-zero):\n";
