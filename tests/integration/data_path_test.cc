@@ -92,13 +92,10 @@ void expectProxyBalanced(const json& s, uint64_t created, uint64_t rejected, uin
 }
 
 TEST_F(DataPathTest, AttachModifyDetachOverTwoPoolsDeletesEverySessionAndCountersAgree) {
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: pgw1, address: " + ip(21) +
+  TestGroup& g = startGroup(2, "version: 1\npools:\n  internet:\n    gateways:\n      - {name: pgw1, address: " + ip(21) +
                    ", weight: 3}\n      - {name: pgw2, address: " + ip(22) +
                    ", weight: 1}\n  ims:\n    gateways:\n      - {name: pgw3, address: " + ip(23) +
-                   "}\nrules:\n  - {name: ims, match: {apn: [ims]}, pool: ims}\n  - {name: default, pool: internet}\n";
-  TestGroup& g = startGroup(o);
+                   "}\nrules:\n  - {name: ims, match: {apn: [ims]}, pool: ims}\n  - {name: default, pool: internet}\n");
   ASSERT_FALSE(HasFailure());
 
   constexpr uint64_t kSubscribers = 3000;
@@ -129,9 +126,7 @@ TEST_F(DataPathTest, AttachModifyDetachOverTwoPoolsDeletesEverySessionAndCounter
 }
 
 TEST_F(DataPathTest, WeightsSplitTenThousandSessionsAndImsiPrefixAndApnRulesChooseTheirPools) {
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = "version: 1\npools:\n  weighted:\n    gateways:\n"
+  TestGroup& g = startGroup(2, "version: 1\npools:\n  weighted:\n    gateways:\n"
                    "      - {name: a, address: " + ip(21) + ", weight: 5}\n"
                    "      - {name: b, address: " + ip(22) + ", weight: 3}\n"
                    "      - {name: c, address: " + ip(23) + ", weight: 2}\n"
@@ -140,8 +135,7 @@ TEST_F(DataPathTest, WeightsSplitTenThousandSessionsAndImsiPrefixAndApnRulesChoo
                    "rules:\n"
                    "  - {name: vip, match: {imsi_prefix: [\"001010000001\"]}, pool: vip}\n"
                    "  - {name: ims, match: {apn: [ims]}, pool: ims}\n"
-                   "  - {name: default, pool: weighted}\n";
-  TestGroup& g = startGroup(o);
+                   "  - {name: default, pool: weighted}\n");
   ASSERT_FALSE(HasFailure());
 
   constexpr uint64_t kSubscribers = 10000;
@@ -186,13 +180,10 @@ TEST_F(DataPathTest, WeightsSplitTenThousandSessionsAndImsiPrefixAndApnRulesChoo
 }
 
 TEST_F(DataPathTest, CreationRejectedByPgwReachesSgwWithItsCauseAndLeavesNoSession) {
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: open, address: " + ip(21) +
+  TestGroup& g = startGroup(2, "version: 1\npools:\n  internet:\n    gateways:\n      - {name: open, address: " + ip(21) +
                    "}\n  barred:\n    gateways:\n      - {name: closed, address: " + ip(22) +
                    "}\nrules:\n  - {name: barred, match: {apn: [barred]}, pool: barred}\n"
-                   "  - {name: default, pool: internet}\n";
-  TestGroup& g = startGroup(o);
+                   "  - {name: default, pool: internet}\n");
   ASSERT_FALSE(HasFailure());
 
   // Every second subscriber asks for APN "barred", whose PGW rejects every
@@ -221,10 +212,7 @@ TEST_F(DataPathTest, CreationRejectedByPgwReachesSgwWithItsCauseAndLeavesNoSessi
 }
 
 TEST_F(DataPathTest, TwoSgwsUsingTheSameSequenceNumbersTowardOnePgwEachGetTheirOwnAnswers) {
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = onlyGateway(ip(21));
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroup(2, onlyGateway(ip(21)));
   ASSERT_FALSE(HasFailure());
 
   constexpr uint64_t kSubscribers = 2000;
@@ -249,10 +237,7 @@ TEST_F(DataPathTest, TwoSgwsUsingTheSameSequenceNumbersTowardOnePgwEachGetTheirO
 // -- retransmissions (TS 29.274 §7.6) --------------------------------------------
 
 TEST_F(DataPathTest, RequestsLostBeforeThePgwAreSentAgainWithoutDoubleSessions) {
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = onlyGateway(ip(21));
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroup(2, onlyGateway(ip(21)));
   ASSERT_FALSE(HasFailure());
 
   // One request in ten never reaches the PGW: the SGW retransmits after T3,
@@ -278,10 +263,7 @@ TEST_F(DataPathTest, RequestsLostBeforeThePgwAreSentAgainWithoutDoubleSessions) 
 }
 
 TEST_F(DataPathTest, RetransmittedCreationIsAnsweredFromTheCacheAndASecondAnswerIsDropped) {
-  testing::GroupOptions o;
-  o.workers = 1;
-  o.routing_yaml = onlyGateway(ip(21));
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroup(1, onlyGateway(ip(21)));
   ASSERT_FALSE(HasFailure());
   const gtp::Ipv4 proxy_addr = net_.addr(kProxyHost);
   const gtp::Ipv4 sgw_addr = net_.addr(11);
@@ -333,10 +315,7 @@ TEST_F(DataPathTest, FirstSequenceNumberTowardPeersIsRandomAcrossGroupStarts) {
   // first must not see the numbers again.
   std::vector<uint32_t> first_numbers;
   for (int start = 0; start < 2; ++start) {
-    testing::GroupOptions o;
-    o.workers = 1;
-    o.routing_yaml = onlyGateway(ip(21));
-    startGroup(o);
+    startGroup(1, onlyGateway(ip(21)));
     ASSERT_FALSE(HasFailure());
     const gtp::Ipv4 sgw_addr = net_.addr(11);
     testing::UdpSocket sgw(sgw_addr, 2123);

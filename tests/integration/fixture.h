@@ -63,6 +63,15 @@ class DataPathTest : public ::testing::Test {
     EXPECT_TRUE(group_->start()) << "gtpcp start failed";
     return *group_;
   }
+  // The same for a group of `workers` with routing document `routing` and
+  // more top-level keys of gtpcp.yaml in `extra_yaml`.
+  testing::TestGroup& startGroup(unsigned workers, const std::string& routing, const std::string& extra_yaml = "") {
+    testing::GroupOptions o;
+    o.workers = workers;
+    o.routing_yaml = routing;
+    o.extra_yaml = extra_yaml;
+    return startGroup(o);
+  }
 
   // Runs the emulator against the group and keeps its output for the
   // failure report.

@@ -68,10 +68,7 @@ bool answerEchoUntilUp(TestGroup& g, testing::UdpSocket& socket, const std::stri
 }
 
 TEST_F(DataPathTest, HealthChecksTakeASilentGatewayOutOfItsPoolAndBringItBackWhenItAnswers) {
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = twoGateways(ip(21), ip(22), "health_check: {interval_ms: 200, misses: 2}\nfailover: {response_timeout_ms: 0}\n");
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroup(2, twoGateways(ip(21), ip(22), "health_check: {interval_ms: 200, misses: 2}\nfailover: {response_timeout_ms: 0}\n"));
   ASSERT_FALSE(HasFailure());
 
   // Nothing listens on b: two intervals without an answer and it is down.
@@ -112,10 +109,7 @@ TEST_F(DataPathTest, HealthChecksTakeASilentGatewayOutOfItsPoolAndBringItBackWhe
 }
 
 TEST_F(DataPathTest, CreationsToASilentGatewayFailOverWithinTheSgwsRetransmissionTimer) {
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = twoGateways(ip(21), ip(22), "health_check: {interval_ms: 0}\nfailover: {response_timeout_ms: 300}\n");
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroup(2, twoGateways(ip(21), ip(22), "health_check: {interval_ms: 0}\nfailover: {response_timeout_ms: 300}\n"));
   ASSERT_FALSE(HasFailure());
 
   // b never answers; half the creations go there first, then to a, well
@@ -140,10 +134,7 @@ TEST_F(DataPathTest, CreationsToASilentGatewayFailOverWithinTheSgwsRetransmissio
 }
 
 TEST_F(DataPathTest, ARefusalListedAsTryAnotherSendsTheCreationToTheNextGateway) {
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = twoGateways(ip(21), ip(22), "failover: {try_another: [73]}\n");
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroup(2, twoGateways(ip(21), ip(22), "failover: {try_another: [73]}\n"));
   ASSERT_FALSE(HasFailure());
 
   constexpr uint64_t kSubscribers = 200;
@@ -162,12 +153,9 @@ TEST_F(DataPathTest, ARefusalListedAsTryAnotherSendsTheCreationToTheNextGateway)
 }
 
 TEST_F(DataPathTest, APgwRestartWithAThousandSessionsRemovesThemAndTellsTheSgwAtTheConfiguredRate) {
-  testing::GroupOptions o;
-  o.workers = 2;
   // 100 notifications per second per worker, a second's worth at once: the
   // thousand sessions take about 4 s to be removed.
-  o.routing_yaml = onlyGateway(ip(21), "health_check: {interval_ms: 200, misses: 3, restart_notify_rate: 100}\n");
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroup(2, onlyGateway(ip(21), "health_check: {interval_ms: 200, misses: 3, restart_notify_rate: 100}\n"));
   ASSERT_FALSE(HasFailure());
   constexpr uint64_t kSessions = 1000;
   const std::string dir = g.dir().path();

@@ -317,11 +317,7 @@ TEST_F(DataPathTest, FullNewRingIsRejectedByForwarderWhilePriorityRingKeepsEstab
 }
 
 TEST_F(DataPathTest, CreationsThatWaitedTooLongAreRefusedAndNeverQueueBeforeEstablishedSessions) {
-  testing::GroupOptions o;
-  o.workers = 1;
-  o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
-  o.extra_yaml = "overload:\n  max_creation_wait_ms: 100\n";
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroup(1, onlyGateway(ip(21), kNoHealthChecks), "overload:\n  max_creation_wait_ms: 100\n");
   ASSERT_FALSE(HasFailure());
   const gtp::Ipv4 proxy_addr = net_.addr(kProxyHost);
   const gtp::Ipv4 sgw_addr = net_.addr(11);
