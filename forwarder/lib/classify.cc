@@ -38,6 +38,12 @@ Classification classify(std::span<const uint8_t> datagram, uint16_t workers, Mes
     c.route = Route::kEchoResponse;
     return c;
   }
+  if (c.message_type == static_cast<uint8_t>(MessageType::kDeletePdnConnectionSetRequest)) {
+    // Names sessions by FQ-CSID (TS 29.274 §7.9.1): they may be in any
+    // partition, so every worker looks at its own.
+    c.route = Route::kEveryWorker;
+    return c;
+  }
   c.route = Route::kPriority;
   if (header->teidPresent() && header->teid != 0) {
     // A TEID the proxy allocated names its partition.

@@ -13,6 +13,7 @@ namespace gtpcp::forwarder {
 enum class Route : uint8_t {
   kPriority,             // a worker's priority ring: responses, requests of established sessions
   kNew,                  // a worker's new ring: a session-creating request
+  kEveryWorker,          // every worker's priority ring: a node-level request naming sessions of all partitions
   kEchoRequest,          // answered by the forwarder itself
   kEchoResponse,         // to the proxy's own health checks
   kVersionNotSupported,  // answered with Version Not Supported
@@ -22,7 +23,7 @@ enum class Route : uint8_t {
 
 struct Classification {
   Route route = Route::kDrop;
-  uint16_t worker = 0;
+  uint16_t worker = 0;   // kPriority, kNew
   uint8_t version = 0;
   uint8_t message_type = 0;
   bool decoded = false;  // `scratch` holds this datagram, decoded (kNew only)

@@ -37,22 +37,27 @@ void Dispatcher::refuseStaleCreation(const ring::DatagramMeta& meta, std::span<c
   refuseCreation(meta, c.decoded, counters_.rejected_stale);
 }
 
+void Dispatcher::toPriority(WorkerPorts& w, const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
+  if (w.priority.push(meta, bytes)) {
+    w.dirty = true;
+    counters_.to_priority.add();
+  } else {
+    counters_.dropped_priority_full.add();
+  }
+}
+
 void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
   const Classification c = classify(bytes, static_cast<uint16_t>(workers_.size()), scratch_);
   if (c.version == 2 && c.route != Route::kDrop) shm_.received_v2[c.message_type].add();
   // Relaxed: the forwarder's own copy of a value it alone writes.
   const auto recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
   switch (c.route) {
-    case Route::kPriority: {
-      WorkerPorts& w = workers_[c.worker];
-      if (w.priority.push(meta, bytes)) {
-        w.dirty = true;
-        counters_.to_priority.add();
-      } else {
-        counters_.dropped_priority_full.add();
-      }
+    case Route::kPriority:
+      toPriority(workers_[c.worker], meta, bytes);
       return;
-    }
+    case Route::kEveryWorker:
+      for (WorkerPorts& w : workers_) toPriority(w, meta, bytes);
+      return;
     case Route::kNew: {
       WorkerPorts& w = workers_[c.worker];
       if (peer_limit_ != nullptr && !peer_limit_->allow(group::peerOf(meta), meta.receive_ns)) {

@@ -54,6 +54,7 @@ class Dispatcher {
 
  private:
   void reply(const ring::DatagramMeta& meta, std::size_t length) noexcept;
+  void toPriority(WorkerPorts& w, const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept;
   // A session creation refused with No resources available (the Create
   // Session Request just classified, in scratch_), counted in `counter`.
   void refuseCreation(const ring::DatagramMeta& meta, bool decoded, metrics::Counter& counter) noexcept;

@@ -302,5 +302,36 @@ TEST_F(DispatcherTest, PgwDownlinkTriggeringGoesToThePriorityRingOfTheImsisWorke
   }
 }
 
+TEST_F(DispatcherTest, DeletePdnConnectionSetGoesToEveryWorkerAndItsAnswerToOne) {
+  // The sets it names hold sessions of every partition.
+  std::vector<uint8_t> buf(128);
+  v2::Builder b(buf);
+  b.begin(v2::MessageType::kDeletePdnConnectionSetRequest, 0u, 78);
+  v2::FqCsid fq;
+  fq.ipv4 = Ipv4{{10, 0, 0, 1}};
+  fq.csids[fq.csid_count++] = 1;
+  b.add(fq, 1);
+  buf.resize(b.finish()->size());
+  dispatch(buf);
+  dispatcher_->flush();
+  for (int k = 0; k < kWorkers; ++k) {
+    auto got = take(k, false);
+    ASSERT_EQ(got.size(), 1u) << "worker " << k;
+    EXPECT_EQ(got[0], buf);
+    EXPECT_TRUE(take(k, true).empty());
+  }
+  // A peer's answer to the proxy's own request goes where its number says.
+  std::vector<uint8_t> rbuf(64);
+  v2::Builder rb(rbuf);
+  rb.begin(v2::MessageType::kDeletePdnConnectionSetResponse, 0u, 2 * kWorkers + 1);
+  v2::CauseIe ok;
+  ok.value = 16;
+  rb.add(ok);
+  rbuf.resize(rb.finish()->size());
+  dispatch(rbuf);
+  dispatcher_->flush();
+  for (int k = 0; k < kWorkers; ++k) EXPECT_EQ(take(k, false).size(), k == 1 ? 1u : 0u) << "worker " << k;
+}
+
 }  // namespace
 }  // namespace gtpcp::forwarder

@@ -31,6 +31,7 @@ CN_REQ, CN_RSP = 38, 39
 MB_CMD, MB_FAIL, DB_CMD, DB_FAIL = 64, 65, 66, 67
 CB_REQ, CB_RSP, UB_REQ, UB_RSP, DB_REQ, DB_RSP = 95, 96, 97, 98, 99, 100
 SUSPEND_NOTIF, SUSPEND_ACK, RESUME_NOTIF, RESUME_ACK = 162, 163, 164, 165
+DPCS_REQ, DPCS_RSP, UPCS_REQ, UPCS_RSP = 101, 102, 200, 201
 
 NAMES = {1: "Echo Request", 2: "Echo Response", 3: "Version Not Supported Indication",
          32: "Create Session Request", 33: "Create Session Response", 34: "Modify Bearer Request",
@@ -40,7 +41,9 @@ NAMES = {1: "Echo Request", 2: "Echo Response", 3: "Version Not Supported Indica
          67: "Delete Bearer Failure Indication", 95: "Create Bearer Request", 96: "Create Bearer Response",
          97: "Update Bearer Request", 98: "Update Bearer Response", 99: "Delete Bearer Request",
          100: "Delete Bearer Response", 162: "Suspend Notification", 163: "Suspend Acknowledge",
-         164: "Resume Notification", 165: "Resume Acknowledge"}
+         164: "Resume Notification", 165: "Resume Acknowledge", 101: "Delete PDN Connection Set Request",
+         102: "Delete PDN Connection Set Response", 200: "Update PDN Connection Set Request",
+         201: "Update PDN Connection Set Response"}
 
 # F-TEID interface types (TS 29.274 Table 8.22-1).
 S5_SGW_U, S5_PGW_U, S5_SGW_C, S5_PGW_C = 4, 5, 6, 7
@@ -65,8 +68,29 @@ class GTPV2ChangeNotificationResponse(g.GTPV2Command):
     name = "GTPv2 Change Notification Response"
 
 
+# Neither are the PDN Connection Set messages (TS 29.274 §7.9).
+class GTPV2DeletePdnConnectionSetRequest(g.GTPV2Command):
+    name = "GTPv2 Delete PDN Connection Set Request"
+
+
+class GTPV2DeletePdnConnectionSetResponse(g.GTPV2Command):
+    name = "GTPv2 Delete PDN Connection Set Response"
+
+
+class GTPV2UpdatePdnConnectionSetRequest(g.GTPV2Command):
+    name = "GTPv2 Update PDN Connection Set Request"
+
+
+class GTPV2UpdatePdnConnectionSetResponse(g.GTPV2Command):
+    name = "GTPv2 Update PDN Connection Set Response"
+
+
 bind_layers(g.GTPHeader, GTPV2ChangeNotificationRequest, gtp_type=CN_REQ)
 bind_layers(g.GTPHeader, GTPV2ChangeNotificationResponse, gtp_type=CN_RSP)
+bind_layers(g.GTPHeader, GTPV2DeletePdnConnectionSetRequest, gtp_type=DPCS_REQ)
+bind_layers(g.GTPHeader, GTPV2DeletePdnConnectionSetResponse, gtp_type=DPCS_RSP)
+bind_layers(g.GTPHeader, GTPV2UpdatePdnConnectionSetRequest, gtp_type=UPCS_REQ)
+bind_layers(g.GTPHeader, GTPV2UpdatePdnConnectionSetResponse, gtp_type=UPCS_RSP)
 
 BODIES = {ECHO_REQ: g.GTPV2EchoRequest, ECHO_RSP: g.GTPV2EchoResponse,
           CS_REQ: g.GTPV2CreateSessionRequest, CS_RSP: g.GTPV2CreateSessionResponse,
@@ -79,7 +103,9 @@ BODIES = {ECHO_REQ: g.GTPV2EchoRequest, ECHO_RSP: g.GTPV2EchoResponse,
           UB_REQ: g.GTPV2UpdateBearerRequest, UB_RSP: g.GTPV2UpdateBearerResponse,
           DB_REQ: g.GTPV2DeleteBearerRequest, DB_RSP: g.GTPV2DeleteBearerResponse,
           SUSPEND_NOTIF: g.GTPV2SuspendNotification, SUSPEND_ACK: g.GTPV2SuspendAcknowledge,
-          RESUME_NOTIF: g.GTPV2ResumeNotification, RESUME_ACK: g.GTPV2ResumeAcknowledge}
+          RESUME_NOTIF: g.GTPV2ResumeNotification, RESUME_ACK: g.GTPV2ResumeAcknowledge,
+          DPCS_REQ: GTPV2DeletePdnConnectionSetRequest, DPCS_RSP: GTPV2DeletePdnConnectionSetResponse,
+          UPCS_REQ: GTPV2UpdatePdnConnectionSetRequest, UPCS_RSP: GTPV2UpdatePdnConnectionSetResponse}
 
 
 def name(message_type):
@@ -139,6 +165,11 @@ def imsi(value=IMSI):
     return g.IE_IMSI(IMSI=value)
 
 
+def fq_csid(instance, node, csid):
+    """An FQ-CSID IE: node-ID `node` (an IPv4 address), one CSID."""
+    return g.IE_FQCSID(instance=instance, nodeid_type=0, num_csid=1, nodeid_v4=node, csid=csid)
+
+
 def rat(value=6):
     return g.IE_RAT(RAT_type=value)
 
@@ -156,22 +187,22 @@ def tft():
     return g.IE_BearerTFT(Bearer_TFT=TFT_UDP)
 
 
-def create_session_request(seq, sgw_address, sgw_teid_c, sgw_teid_u, ebi_value=5):
+def create_session_request(seq, sgw_address, sgw_teid_c, sgw_teid_u, ebi_value=5, imsi_value=IMSI, extra=()):
     """An SGW's Create Session Request on S5/S8: sender F-TEID type 6
     instance 0, a Bearer Context with EBI `ebi_value` and the S5/S8-U SGW
-    F-TEID (type 4, instance 2)."""
+    F-TEID (type 4, instance 2); `extra` IEs at the end."""
     return message(CS_REQ, seq, teid=0, ies=[
-        imsi(), g.IE_MSISDN(digits="33612345678"), g.IE_MEI(MEI="3568540512345670"), uli(),
+        imsi(imsi_value), g.IE_MSISDN(digits="33612345678"), g.IE_MEI(MEI="3568540512345670"), uli(),
         g.IE_ServingNetwork(MCC="001", MNC="01"), rat(),
         g.IE_Indication(),
         fteid(0, S5_SGW_C, sgw_teid_c, sgw_address),
         g.IE_APN(APN="internet"), g.IE_SelectionMode(SelectionMode=0), g.IE_PDN_type(PDN_type=1),
         g.IE_PAA(PDN_type=1, ipv4="0.0.0.0"), g.IE_APN_Restriction(APN_Restriction=0), ambr(),
         bearer_context([ebi(ebi_value), fteid(2, S5_SGW_U, sgw_teid_u, sgw_address), qos()]),
-        recovery(7)])
+        recovery(7)] + list(extra))
 
 
-def create_session_response(seq, teid, pgw_address, pgw_teid_c, pgw_teid_u, ebi_value=5):
+def create_session_response(seq, teid, pgw_address, pgw_teid_c, pgw_teid_u, ebi_value=5, extra=()):
     """A PGW's accepting Create Session Response: PGW S5/S8 GTP-C F-TEID
     (type 7, instance 1) and a Bearer Context created with the S5/S8-U PGW
     F-TEID (type 5, instance 2)."""
@@ -181,7 +212,7 @@ def create_session_response(seq, teid, pgw_address, pgw_teid_c, pgw_teid_u, ebi_
         g.IE_PAA(PDN_type=1, ipv4="100.77.0.1"), g.IE_APN_Restriction(APN_Restriction=0), ambr(),
         bearer_context([ebi(ebi_value), cause(CAUSE_ACCEPTED), fteid(2, S5_PGW_U, pgw_teid_u, pgw_address),
                         g.IE_ChargingID(ChargingID=0x77)]),
-        recovery(3)])
+        recovery(3)] + list(extra))
 
 
 # -- reading parsed messages ------------------------------------------------

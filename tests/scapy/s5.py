@@ -77,6 +77,9 @@ class Session:
     pgw_teid_c: int = 0x9E000001
     pgw_teid_u: int = 0x9E0000AA
     ebi: int = 5
+    imsi: str = m.IMSI
+    csr_extra: tuple = ()    # IEs added to the Create Session Request
+    csrsp_extra: tuple = ()  # and to its response
     to_pgw: int = 0   # the proxy's TEID the SGW addresses (access leg)
     to_sgw: int = 0   # the proxy's TEID the PGW addresses (gateway leg)
 
@@ -190,7 +193,7 @@ class Rig:
         s = s or Session()
         net = self.net
         seq = self.seq(self.sgw)
-        req = m.create_session_request(seq, net.sgw, s.sgw_teid_c, s.sgw_teid_u, s.ebi)
+        req = m.create_session_request(seq, net.sgw, s.sgw_teid_c, s.sgw_teid_u, s.ebi, s.imsi, s.csr_extra)
         self.sgw.send(req, net.access)
         got, _ = self.arrival(self.sgw, self.pgw, m.CS_REQ, req, "Create Session Request")
         what = "Create Session Request at the PGW"
@@ -200,7 +203,8 @@ class Rig:
         self.run.step("CSR reached the PGW: seq 0x%06x, sender F-TEID %s TEID 0x%08x" %
                       (got.seq, net.gateway, s.to_sgw))
 
-        rsp = m.create_session_response(got.seq, s.to_sgw, net.pgw, s.pgw_teid_c, s.pgw_teid_u, s.ebi)
+        rsp = m.create_session_response(got.seq, s.to_sgw, net.pgw, s.pgw_teid_c, s.pgw_teid_u, s.ebi,
+                                        s.csrsp_extra)
         self.pgw.send(rsp, net.gateway)
         got, _ = self.arrival(self.pgw, self.sgw, m.CS_RSP, rsp, "Create Session Response")
         what = "Create Session Response at the SGW"

@@ -1,4 +1,5 @@
 #include "workers/lib/proxy.h"
+#include "workers/lib/proxy_context.h"
 
 #include <sys/socket.h>
 
@@ -21,10 +22,6 @@ using namespace gtp::v2;
 
 namespace {
 
-constexpr uint16_t kGtpcPort = 2123;
-// Sequence numbers with the top bit set belong to command-triggered
-// procedures (TS 29.274 §7.6); the proxy's numbers keep that bit.
-constexpr uint32_t kCommandBit = 0x800000;
 constexpr uint32_t kSequenceSpace = 0x800000;
 
 // F-TEID interface types (TS 29.274 §8.22) of the control-plane endpoints
@@ -54,6 +51,9 @@ constexpr uint8_t kActive = static_cast<uint8_t>(SessionState::kActive);
 constexpr uint8_t kCreating = static_cast<uint8_t>(SessionState::kCreating);
 
 constexpr std::size_t kMaxDatagram = 65535;
+// Delete PDN Connection Set Requests carried out at once: a handful of
+// partial failures in the same seconds.
+constexpr std::size_t kMaxSetDeletions = 16;
 // Gateway restarts followed at once; more wait for the current walk to end.
 constexpr std::size_t kMaxRestarts = 64;
 // How often the forwarder's restart counts are looked at.
@@ -63,16 +63,6 @@ constexpr uint64_t kWatchPeriodNs = 10'000'000;
 constexpr uint8_t kCauseReactivationRequested = 8;
 
 }  // namespace
-
-struct Proxy::Context {
-  const Arrival& arrival;
-  std::span<uint8_t> bytes;        // the whole datagram
-  const Message& message;          // its first message
-  std::span<uint8_t> message_bytes;
-  // The sender F-TEID's TEID as received, once translation has overwritten
-  // it in place: a rejection after that still names the sender's.
-  std::optional<uint32_t> sender_teid = std::nullopt;
-};
 
 namespace {
 
@@ -99,6 +89,7 @@ Proxy::Proxy(const ProxySettings& settings, WorkerShmHeader& header, SessionTabl
       // at the highest rate a worker takes.
       timers_(std::max<uint32_t>(1024, transactions.capacity() / 8)),
       retries_(std::max<uint32_t>(1024, transactions.capacity() / 8)),
+      set_deletions_(kMaxSetDeletions),
       resend_(kMaxDatagram),
       rewritten_(kMaxDatagram) {
   restarts_.reserve(kMaxRestarts);
@@ -166,6 +157,10 @@ void Proxy::handleRequest(Context& c) noexcept {
     counters_.sequence_reused.add();
     transactions_.close(*t);
   }
+  if (c.message.messageType() == MessageType::kDeletePdnConnectionSetRequest) {
+    deletePdnConnectionSet(c);
+    return;
+  }
   if (h.teid == 0) {
     switch (c.message.messageType()) {
       case MessageType::kCreateSessionRequest:
@@ -173,14 +168,6 @@ void Proxy::handleRequest(Context& c) noexcept {
         return;
       case MessageType::kPgwDownlinkTriggeringNotification:
         relayDownlinkTriggering(c);
-        return;
-      case MessageType::kDeletePdnConnectionSetRequest:
-      case MessageType::kUpdatePdnConnectionSetRequest:
-        // Node-level procedures (TS 29.274 §7.9) that name sessions by
-        // FQ-CSID, not by a TEID of the proxy's: not relayed; the peer gets
-        // an answer rather than silence.
-        counters_.node_requests_refused.add();
-        reject(c, static_cast<uint8_t>(Cause::kServiceNotSupported));
         return;
       default:
         // A session's request without the TEID that names the session.
@@ -271,6 +258,7 @@ void Proxy::createSession(Context& c) noexcept {
       if (auto e = read<Ebi>(m, *ebi)) s->default_ebi = e->value;
     }
   }
+  noteCsids(*s, m);
   s->created_ns = s->updated_ns = c.arrival.wall_ns;
 
   if (!translateControlFTeids(c, *s, Leg::kAccess, gateway.family) || s->sgw.teid == 0) {
@@ -318,7 +306,11 @@ void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
     reject(c, static_cast<uint8_t>(Cause::kNoResourcesAvailable));
     return;
   }
-  if (from == Leg::kGateway) restoreApn(c, session);
+  if (from == Leg::kGateway) {
+    restoreApn(c, session);
+  } else {
+    noteCsids(session, c.message);
+  }
   const Header& h = c.message.header();
   // A request the PGW sends because of an SGW's command carries the
   // sequence number the proxy gave the command: the SGW gets it with the
@@ -445,6 +437,7 @@ TransactionShm* Proxy::openTransaction(const Context& c, const Message& request,
 
 void Proxy::retransmitted(Context& c, TransactionShm& t) noexcept {
   if (t.state == kAnswered) {
+    if (t.flags & kAnsweredElsewhere) return;
     const auto answer = transactions_.answerOf(t);
     if (answer.empty()) {
       counters_.answers_lost.add();
@@ -545,6 +538,7 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
     s.state = static_cast<uint8_t>(SessionState::kActive);
     s.updated_ns = c.arrival.wall_ns;
     trackBearers(t.message_type, s, m);
+    noteCsids(s, m);
     counters_.sessions_created.add();
   }
   patchTeid(c.message_bytes, s.sgw.teid);
@@ -593,7 +587,10 @@ void Proxy::relayResponse(Context& c, TransactionShm& t, SessionShm* session) no
     counters_.sessions_active.set(sessions_.active());
     return;
   }
-  if (cause && accepted(cause->value)) trackBearers(t.message_type, *session, c.message);
+  if (cause && accepted(cause->value)) {
+    trackBearers(t.message_type, *session, c.message);
+    if (from == Leg::kGateway) noteCsids(*session, c.message);
+  }
   session->updated_ns = c.arrival.wall_ns;
 }
 
@@ -834,7 +831,7 @@ void Proxy::answer(uint8_t socket, const net::Address& to, uint8_t response_type
   if (offending_type != 0) ie.offending_ie = CauseIe::OffendingIe{offending_type, offending_instance};
   b.add(ie);
   if (auto out = b.finish()) {
-    counters_.rejections_sent.add();
+    if (!accepted(cause)) counters_.rejections_sent.add();
     if (transaction != nullptr) {
       reply(*transaction, *out);
     } else {
@@ -1142,6 +1139,7 @@ void Proxy::tick(uint64_t now_ns) noexcept {
   retransmitOwnRequests(now_ns);
   if (status_shm_ != nullptr && now_ns >= next_watch_ns_) watchGateways(now_ns, realtimeNs());
   cleanUpRestarts(now_ns);
+  deleteConnectionSets();
   if (now_ns < settings_.transaction_timeout_ns) return;
   // Look at the whole table once per quarter of a transaction's lifetime,
   // whether the worker turns every microsecond or sleeps between turns: an

@@ -19,6 +19,7 @@
 #include "common/gtp/v2/rewrite.h"
 #include "common/net/address.h"
 #include "forwarder/lib/forwarder_shm.h"
+#include "workers/lib/connection_set.h"
 #include "workers/lib/egress.h"
 #include "workers/lib/session_table.h"
 #include "workers/lib/transaction_table.h"
@@ -76,6 +77,16 @@ class Proxy {
   void relayDownlinkTriggering(Context& c) noexcept;
   // A message of a session that has no reply (Trace Session Activation...).
   void relayOneWay(Context& c) noexcept;
+
+  // -- PDN connection sets (proxy_connection_set.cc)
+  // A Delete PDN Connection Set Request; every worker gets a copy, one answers.
+  void deletePdnConnectionSet(Context& c) noexcept;
+  // Walks the sessions for the deletions under way, a bounded number of
+  // slots per turn.
+  void deleteConnectionSets() noexcept;
+  struct SetDeletion;
+  // Sends the request of `d` to `peer`, on the leg `toward`, unless it had it.
+  void relaySetDeletion(SetDeletion& d, Leg toward, uint8_t socket, const net::Address& peer) noexcept;
   void finishCreateSession(Context& c, TransactionShm& t, SessionShm& session) noexcept;
   void relayResponse(Context& c, TransactionShm& t, SessionShm* session) noexcept;
   // Keeps SessionShm::ebis in step with an accepted answer to a request
@@ -202,6 +213,20 @@ class Proxy {
   std::vector<OwnRetry> retries_;  // a ring; deadlines come in order (all T3 apart)
   uint32_t retry_head_ = 0;
   uint32_t retry_count_ = 0;
+  // A Delete PDN Connection Set Request being carried out.
+  struct SetDeletion {
+    static constexpr std::size_t kMaxRequest = 1024;
+    static constexpr std::size_t kMaxPeers = 64;
+    bool active = false;
+    CsidSet csids;
+    net::Address requester;  // only the sessions it is a peer of go
+    SessionTable::Cursor cursor;
+    uint16_t request_length = 0;
+    std::array<uint8_t, kMaxRequest> request{};  // as received, sent on with the proxy's numbers
+    uint8_t peer_count = 0;
+    std::array<net::Address, kMaxPeers> peers{};  // on the other leg, already sent the request
+  };
+  std::vector<SetDeletion> set_deletions_;  // a fixed number, made once
   std::vector<uint8_t> resend_;  // a kept request, copied to be patched and sent elsewhere
   std::optional<gtp::v2::Rewriter> rewriter_;  // of the datagram being handled, when it needs one
   std::vector<uint8_t> rewritten_;             // what the Rewriter wrote

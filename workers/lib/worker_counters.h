@@ -47,7 +47,10 @@ namespace gtpcp::worker {
   X(messages_rewritten, "worker.messages_rewritten", "messages copied to change a length (F-TEID family, overrides)") \
   X(rewrite_failures, "worker.rewrite_failures", "rewrites that did not fit (sent as patched in place)") \
   X(overrides_applied, "worker.overrides_applied", "Create Session Requests changed by their rule's overrides") \
-  X(node_requests_refused, "worker.node_requests_refused", "PDN Connection Set and PGW Downlink Triggering requests answered Service not supported") \
+  X(connection_sets_deleted, "worker.connection_sets_deleted", "Delete PDN Connection Set Requests carried out (every worker counts its copy)") \
+  X(connection_set_sessions_deleted, "worker.connection_set_sessions_deleted", "sessions removed because a Delete PDN Connection Set named them") \
+  X(connection_set_requests_sent, "worker.connection_set_requests_sent", "Delete PDN Connection Set Requests sent on to peers of the other leg") \
+  X(connection_set_overflow, "worker.connection_set_overflow", "Delete PDN Connection Set work refused: too many at once, too large, or too many peers") \
   X(one_way_relayed, "worker.one_way_relayed", "messages without a reply relayed (Trace Session Activation/Deactivation)") \
   X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTPv2-C, unexpected)")
 

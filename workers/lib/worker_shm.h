@@ -20,7 +20,7 @@
 
 namespace gtpcp::worker {
 
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5233;  // "WKR3"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5234;  // "WKR4"
 inline constexpr uint32_t kNoSlot = 0xffffffffu;
 
 // A peer's control-plane endpoint: its F-TEID.
@@ -34,6 +34,23 @@ enum class SessionState : uint8_t {
   kCreating = 1,  // Create Session Request forwarded, no accepted response yet
   kActive = 2,
 };
+
+// The CSID a node gave a session's PDN connection, with the node-ID of the
+// FQ-CSID that carried it (TS 29.274 §8.62; connection_set.h).
+struct CsidShm {
+  uint8_t node_id_type;  // FqCsid::node_id_type + 1; 0: no CSID
+  uint8_t reserved;
+  uint16_t csid;
+  uint8_t node_id[16];   // an IPv6 address; an IPv4 one or a type 2 value in the first 4 octets
+};
+
+// Whose CSID each entry of SessionShm::csids is.
+enum class CsidNode : uint8_t {
+  kAccessCore = 0,  // the MME (or the ePDG, the TWAN)
+  kSgw = 1,
+  kPgw = 2,
+};
+inline constexpr std::size_t kCsidNodes = 3;
 
 struct SessionShm {
   uint8_t state;              // SessionState
@@ -53,6 +70,7 @@ struct SessionShm {
   Endpoint pgw;               // the PGW's, once its Create Session Response arrived
   net::Address gateway_address;  // the selected gateway (requests go there until pgw is known)
   char imsi[16];
+  CsidShm csids[kCsidNodes];  // by CsidNode
   uint8_t apn[100];           // the APN the SGW asked for, as on the wire (label encoded)
   uint64_t created_ns;        // CLOCK_REALTIME
   uint64_t updated_ns;
@@ -73,6 +91,9 @@ inline constexpr uint8_t kProxyOrigin = 0xff;
 // TransactionShm::flags: a Delete Bearer Request naming the default bearer
 // (LBI): accepted, it ends the whole session.
 inline constexpr uint8_t kDeletesPdnConnection = 0x01;
+// TransactionShm::flags: a request another worker answers (each worker gets a
+// copy of a Delete PDN Connection Set Request): a retransmission is ignored.
+inline constexpr uint8_t kAnsweredElsewhere = 0x02;
 
 enum class TransactionState : uint8_t {
   kFree = 0,
@@ -88,7 +109,7 @@ struct TransactionShm {
   uint8_t requester_socket;    // forwarder socket the request arrived on; kProxyOrigin: the proxy's own
   uint8_t destination_socket;  // forwarder socket it was sent on
   uint8_t attempts;            // gateways tried (a creation that fails over)
-  uint8_t flags;               // kDeletesPdnConnection
+  uint8_t flags;               // kDeletesPdnConnection, kAnsweredElsewhere
   uint8_t reserved;
   uint16_t tried[4];           // their indexes in the routing document
   uint32_t session_teid;       // the session's access-leg proxy TEID, 0 for none
