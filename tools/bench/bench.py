@@ -67,7 +67,7 @@ def cpu_ns(pid):
 
 
 class Group:
-    def __init__(self, bin_dir, workers, work, routing=None):
+    def __init__(self, bin_dir, workers, work, routing=None, cpu=None):
         self.bin = bin_dir
         self.dir = work
         self.config = os.path.join(work, "gtpcp.yaml")
@@ -78,6 +78,8 @@ class Group:
             f.write(f"group: bench{os.getpid()}\nrun_dir: {work}/run\nworkers: {workers}\n"
                     f"routing: routing.yaml\nlog:\n  level: warn\ngtpc:\n  access:\n    ipv4: {PROXY}\n"
                     "rings:\n  priority_slots: 65536\n  new_slots: 16384\n")
+            if cpu is not None:
+                f.write(f"cpu:\n  forwarder: {cpu}\n  workers: [{', '.join([str(cpu)] * workers)}]\n")
 
     def gtpcp(self, *args):
         return subprocess.run([os.path.join(self.bin, "gtpcp"), "-c", self.config, *args],
@@ -172,18 +174,31 @@ def overload(bin_dir, work, top, duration):
                f"  surge:\n    gateways:\n      - {{name: sink, address: {SURGE_GATEWAY}}}\n"
                "rules:\n  - {name: surge, match: {apn: [surge]}, pool: surge}\n  - {name: all, pool: bench}\n"
                "health_check: {interval_ms: 0}\nfailover: {response_timeout_ms: 0}\n")
-    group = Group(bin_dir, 1, work, routing)
-    log("  overload: " + group.start())
-    pgw = subprocess.Popen([os.path.join(bin_dir, "gtpcp-peer"), "--pgw", PGW, "--proxy", PROXY,
-                            "--subscribers", "2000", "--pgw-sessions", "600000", "--duration", "120"],
+    # Offering several times what the proxy takes needs a generator that does
+    # not compete with it for a CPU: with two CPUs or more, gtpcp-blast gets
+    # one of its own, and the group and the emulator share another. (Sharing
+    # the generator's CPU with the emulator instead, at any priority, starves
+    # one of the two on a machine of two CPUs.)
+    cpus = sorted(os.sched_getaffinity(0))
+    proxy_cpu, blast_cpu = (cpus[0], cpus[1]) if len(cpus) >= 2 else (None, None)
+    peer_cpu = proxy_cpu
+
+    def pinned(command, cpu):
+        return ["taskset", "-c", str(cpu)] + command if cpu is not None and shutil.which("taskset") else command
+
+    group = Group(bin_dir, 1, work, routing, cpu=proxy_cpu)
+    log("  overload: " + group.start() + (f"; group and emulator on CPU {proxy_cpu}, surge generator on CPU "
+                                          f"{blast_cpu}" if blast_cpu is not None else ""))
+    pgw = subprocess.Popen(pinned([os.path.join(bin_dir, "gtpcp-peer"), "--pgw", PGW, "--proxy", PROXY,
+                            "--subscribers", "2000", "--pgw-sessions", "600000", "--duration", "120"], peer_cpu),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.2)
 
         def blast(rate, seconds):
-            r = subprocess.run([os.path.join(bin_dir, "gtpcp-blast"), "--proxy", PROXY, "--from", SGWS[1],
-                                "--rate", str(rate), "--seconds", str(seconds), "--subscribers", "250000",
-                                "--apn", "surge"],
+            r = subprocess.run(pinned([os.path.join(bin_dir, "gtpcp-blast"), "--proxy", PROXY, "--from", SGWS[1],
+                                       "--rate", str(rate), "--seconds", str(seconds), "--subscribers", "250000",
+                                       "--apn", "surge"], blast_cpu),
                                capture_output=True, text=True, timeout=seconds + 30)
             return json.loads(r.stdout)
 
@@ -197,16 +212,16 @@ def overload(bin_dir, work, top, duration):
         # What the group takes in per second when nothing else runs: the
         # creations a worker handled (sent on to the gateway) in 2 s.
         before = counters()
-        probe = blast(200000, 2)
+        probe = blast(1000000, 2)
         after = counters()
         capacity = (after["taken"] - before["taken"]) / 2
         log(f"    creation capacity: {capacity:,.0f}/s taken by the worker of {probe['offered_per_s']:,.0f}/s offered "
             f"({after['refused'] - before['refused']:,} refused by the forwarder)")
         surge_rate = int(max(capacity, 1000) * 3)
         rate = max(1000, int(top / 4))
-        sgw = [os.path.join(bin_dir, "gtpcp-peer"), "--sgw", SGWS[0], "--proxy", PROXY, "--mode", "modify-only",
-               "--subscribers", "2000", "--rate", str(rate), "--setup-rate", "5000", "--duration", str(duration),
-               "--t3-ms", "1000", "--n3", "1"]
+        sgw = pinned([os.path.join(bin_dir, "gtpcp-peer"), "--sgw", SGWS[0], "--proxy", PROXY, "--mode", "modify-only",
+                      "--subscribers", "2000", "--rate", str(rate), "--setup-rate", "5000", "--duration",
+                      str(duration), "--t3-ms", "1000", "--n3", "1"], peer_cpu)
 
         def modify_run(name, with_surge):
             path = os.path.join(work, f"{name}.json")
@@ -233,7 +248,7 @@ def overload(bin_dir, work, top, duration):
             f"timeouts {loaded['timeouts']}")
         ratio = surge["offered_per_s"] / capacity if capacity else float("nan")
         log(f"    surge: {surge['offered_per_s']:,.0f} creations/s offered, {ratio:.1f}x capacity (asked "
-            f"{surge_rate:,}/s: gtpcp-blast shares the cores), "
+            f"{surge_rate:,}/s), "
             f"{surge['taken_by_worker']:,} taken by the worker (with the subscribers' own transactions), "
             f"{surge['refused_by_forwarder']:,} refused by the forwarder with cause 73, "
             f"{surge['dropped_by_kernel']:,} dropped by the kernel (new-session socket full)")
