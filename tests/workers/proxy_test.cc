@@ -512,6 +512,45 @@ TEST_F(ProxyTest, SilentGatewayHandsTheCreationToTheNextAfterTheResponseTimeout)
   EXPECT_EQ(sessions_.active(), 1u);
 }
 
+TEST_F(ProxyTest, FailoverToAGatewayOfTheOtherFamilyRewritesTheSenderFTeid) {
+  // A pool of an IPv4 and an IPv6 gateway, the proxy on both families toward them.
+  const Ipv6 proxy_v6{{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+  proxy_.reset();
+  auto routing = config::parseRoutingDocument(
+      "version: 1\npools:\n  mixed:\n    gateways:\n      - {name: v4, address: 127.0.0.24}\n"
+      "      - {name: v6, address: 'fd00::24'}\nrules:\n  - {name: all, pool: mixed}\n"
+      "failover: {try_another: [73]}\n",
+      "routing.yaml");
+  ASSERT_TRUE(routing) << routing.error().toString();
+  routing_ = std::make_unique<config::RoutingTable>(std::move(*routing));
+  ProxySettings settings;
+  settings.sockets = group::SocketPlan::make(kProxy, std::nullopt, kProxy, proxy_v6, kPort);
+  proxy_ = std::make_unique<Proxy>(settings, *header_, sessions_, transactions_, *routing_, egress_);
+
+  const Sent first = createFrom("001010000000340", "internet", 0x340, 340);
+  Message m1 = decode(first.bytes);
+  auto moved = answerCreate(first, 73);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_NE(moved[0].to.family, first.to.family) << "the other gateway of the pool";
+  Message m2 = decode(moved[0].bytes);
+  auto f1 = readFirst<FTeid>(m1, 0), f2 = readFirst<FTeid>(m2, 0);
+  ASSERT_TRUE(f1 && f2);
+  EXPECT_EQ(f2->teid, f1->teid) << "the same session";
+  if (moved[0].to.family == AF_INET6) {
+    EXPECT_FALSE(f2->ipv4);
+    ASSERT_TRUE(f2->ipv6);
+    EXPECT_EQ(*f2->ipv6, proxy_v6);
+  } else {
+    EXPECT_FALSE(f2->ipv6);
+    ASSERT_TRUE(f2->ipv4);
+    EXPECT_EQ(*f2->ipv4, kProxy);
+  }
+  // Everything else as the first gateway got it.
+  EXPECT_EQ(readFirst<Imsi>(m2)->digits.view(), "001010000000340");
+  EXPECT_NE(m2.find(IeType::kBearerContext), nullptr);
+  EXPECT_EQ(header_->counters.creations_failed_over.load(), 1u);
+}
+
 TEST_F(ProxyTest, TryAnotherCauseSendsTheCreationToTheNextGateway) {
   useRouting("failover: {try_another: [73]}\n");
   const Sent first = createFrom("001010000000320", "internet", 0x320, 320);

@@ -1090,6 +1090,7 @@ bool Proxy::failOver(TransactionShm& t, SessionShm& s) noexcept {
     counters_.sessions_active.set(sessions_.active());
     return false;
   }
+  const bool family_changes = address.family != s.gateway_address.family;
   s.gateway = *next;
   s.gateway_address = address;
   s.gateway_socket = socket;
@@ -1097,7 +1098,10 @@ bool Proxy::failOver(TransactionShm& t, SessionShm& s) noexcept {
   t.destination = address;
   t.destination_socket = socket;
   std::memcpy(resend_.data(), request.data(), request.size());
-  const std::span<uint8_t> bytes(resend_.data(), request.size());
+  std::span<uint8_t> bytes(resend_.data(), request.size());
+  // A pool may mix IPv4 and IPv6 gateways: the proxy's sender F-TEID must
+  // name it in the family of the gateway the request now goes to.
+  if (family_changes) bytes = senderFTeidIn(bytes, address.family);
   patchSequenceNumber(bytes, sequence);
   // The copy kept is the one with the new number (a later failover starts from it).
   transactions_.keepRequest(t, bytes);
@@ -1105,6 +1109,33 @@ bool Proxy::failOver(TransactionShm& t, SessionShm& s) noexcept {
   if (failover.response_timeout_ms != 0) startCreationTimer(t, now_ns_);
   send(socket, address, bytes);
   return true;
+}
+
+std::span<uint8_t> Proxy::senderFTeidIn(std::span<uint8_t> request, uint8_t family) noexcept {
+  Message m;
+  if (!m.decode(request)) return request;
+  const Ie* ie = m.find(IeType::kFTeid, 0);
+  if (ie == nullptr) return request;
+  auto f = read<FTeid>(m, *ie);
+  const net::Address own = proxyAddress(Leg::kGateway, family);
+  if (!f || !own.valid()) return request;
+  FTeid mine;
+  mine.interface_type = f->interface_type;
+  mine.teid = f->teid;
+  if (family == AF_INET) {
+    mine.ipv4 = own.ipv4();
+  } else {
+    mine.ipv6 = own.ipv6();
+  }
+  Rewriter rewriter(m);
+  if (!rewriter.replace(*ie, mine)) return request;
+  auto written = rewriter.write(rewritten_);
+  if (!written) {
+    counters_.rewrite_failures.add();
+    return request;
+  }
+  counters_.messages_rewritten.add();
+  return {rewritten_.data(), *written};
 }
 
 void Proxy::startCreationTimer(const TransactionShm& t, uint64_t now_ns) noexcept {

@@ -159,6 +159,9 @@ class Proxy {
   // Sends the creation of `t` to the next gateway of the session's pool.
   // False when none is left: the SGW was answered and the session removed.
   bool failOver(TransactionShm& t, SessionShm& session) noexcept;
+  // `request` (a kept Create Session Request) with the proxy's sender F-TEID
+  // in `family`: a view of rewritten_, or `request` itself when it cannot be.
+  std::span<uint8_t> senderFTeidIn(std::span<uint8_t> request, uint8_t family) noexcept;
   void startCreationTimer(const TransactionShm& t, uint64_t now_ns) noexcept;
   void expireCreations(uint64_t now_ns) noexcept;
   bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept;
