@@ -21,6 +21,28 @@ constexpr uint32_t kPgw0 = 0x7f000015;
 constexpr int64_t kMs = 1'000'000;
 constexpr uint16_t kPairPortBase = 40000;
 
+// fd00::N, the IPv6 addresses of the tests.
+inline IpAddress ula(uint8_t n) {
+  std::array<uint8_t, 16> a{0xfd, 0x00};
+  a[15] = n;
+  return IpAddress::ipv6(a);
+}
+// `a` with `k` added to its last octet: node k of a run.
+inline IpAddress plus(IpAddress a, uint32_t k) {
+  a.octets[15] = static_cast<uint8_t>(a.octets[15] + k);
+  return a;
+}
+
+// Where the harness's nodes and its relay live; IPv4 unless a test says
+// otherwise. The relay has one address toward the SGWs and one toward the
+// PGW, of the families of each.
+struct Addresses {
+  IpAddress access = kProxy;   // the relay's, toward the SGWs
+  IpAddress sgw0 = kSgw0;      // SGW node k is sgw0 + k
+  IpAddress gateway = kProxy;  // the relay's, toward the PGW
+  IpAddress pgw0 = kPgw0;
+};
+
 struct Sent {
   uint32_t socket;
   Endpoint to;
@@ -51,17 +73,19 @@ inline Identities ids(uint32_t count) {
 }
 
 // SGW nodes on sockets 0..S-1, PGW nodes after them. The network relays like
-// gtpcp-relay: SGW node k's datagrams reach PGW 0 from (proxy, 40000 + k),
-// and the PGW's answers to that endpoint come back to SGW node k from the
-// proxy's endpoint.
+// gtpcp-relay: SGW node k's datagrams reach PGW 0 from (gateway, 40000 + k),
+// and the PGW's answers to that endpoint come back to SGW node k from
+// (access, 2123).
 class Harness {
  public:
   // `tweak`, when given, adjusts the SGW configuration before the engines are built.
   Harness(uint32_t subscribers, uint32_t sgws, bool sgw_relay_mode, uint8_t reject = 0,
-          bool same_sequence = false, const std::function<void(SgwConfig&)>& tweak = {}) {
+          bool same_sequence = false, const std::function<void(SgwConfig&)>& tweak = {},
+          const Addresses& at = {})
+      : at_(at) {
     SgwConfig s;
-    for (uint32_t k = 0; k < sgws; ++k) s.nodes.push_back(SgwNodeConfig{kSgw0 + k, k});
-    s.proxy = Endpoint{kProxy, kGtpcPort};
+    for (uint32_t k = 0; k < sgws; ++k)
+      s.nodes.push_back(SgwNodeConfig{plus(at.sgw0, k), k, Endpoint{at.access, kGtpcPort}});
     s.relay = sgw_relay_mode;
     s.ids = ids(subscribers);
     s.modifies = 2;
@@ -71,18 +95,18 @@ class Harness {
     s.same_sequence = same_sequence;
     s.sequence_seed = 1000;
     if (reject) s.expected_rejections.set(reject);
-    s.local_pgws = {kPgw0};
+    s.local_pgws = {at.pgw0};
     s.local_pgw_causes = {reject};
     if (tweak) tweak(s);
     sgw_nodes_ = sgws;
     PgwConfig p;
     PgwNodeConfig n;
-    n.addr = kPgw0;
+    n.addr = at.pgw0;
+    n.proxy_gateway = at.gateway;
     n.socket = sgws;
     n.reject_cause = reject;
     p.nodes.push_back(n);
     p.relay = true;  // the network is a relay
-    p.proxy_gateway = kProxy;
     p.ids = ids(subscribers);
     p.capacity = subscribers * 2 + 16;
     sgw = std::make_unique<SgwEngine>(s, out, sgw_stats, mismatches, malformed);
@@ -99,10 +123,11 @@ class Harness {
   }
   void deliver(const Sent& d, int64_t now) {
     if (d.socket < sgw_nodes_) {
-      pgw->onDatagram(0, Endpoint{kProxy, static_cast<uint16_t>(kPairPortBase + d.socket)}, d.bytes, now);
+      const Endpoint from{at_.gateway, static_cast<uint16_t>(kPairPortBase + d.socket)};
+      pgw->onDatagram(0, from, d.bytes, now);
     } else {
       const uint32_t node = d.to.port - kPairPortBase;
-      sgw->onDatagram(node, Endpoint{kProxy, kGtpcPort}, d.bytes, now);
+      sgw->onDatagram(node, Endpoint{at_.access, kGtpcPort}, d.bytes, now);
     }
   }
 
@@ -115,6 +140,7 @@ class Harness {
   std::unique_ptr<PgwEngine> pgw;
 
  private:
+  Addresses at_;
   uint32_t sgw_nodes_ = 1;
 };
 

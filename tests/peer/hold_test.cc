@@ -35,6 +35,7 @@ using namespace std::chrono_literals;
 using gtp::v2::MessageType;
 using nlohmann::json;
 using testing::deleteBearerRequest;
+using testing::proxiedCreateSessionResponse;
 using testing::kPeer;
 using testing::PeerIntegration;
 using testing::UdpClient;
@@ -115,37 +116,6 @@ TEST_F(PeerIntegration, SgwAndPgwInSeparateProcessesAndAPgwRestart) {
 }
 
 // ---- The test as the proxy in front of an SGW-only process ----
-
-// A Create Session Response as the proxy relays an accepted one: control
-// F-TEID naming the proxy, user-plane F-TEID naming the PGW behind it.
-std::vector<uint8_t> proxiedCreateSessionResponse(uint32_t seq, uint32_t sgw_teid,
-                                                  uint32_t proxy_addr, uint32_t proxy_teid,
-                                                  uint32_t pgw_addr, uint64_t imsi) {
-  using namespace gtp::v2;
-  std::array<uint8_t, 256> buf{};
-  Builder b(buf);
-  b.begin(MessageType::kCreateSessionResponse, sgw_teid, seq);
-  CauseIe accepted;
-  accepted.value = kCauseAccepted;
-  b.add(accepted);
-  FTeid control;
-  control.interface_type = kIfS5S8PgwGtpC;
-  control.teid = proxy_teid;
-  control.ipv4 = toIpv4(proxy_addr);
-  b.add(control, 1);
-  b.beginGrouped(IeType::kBearerContext, 0);
-  b.add(Ebi{kDefaultEbi});
-  b.add(accepted);
-  FTeid user;
-  user.interface_type = kIfS5S8PgwGtpU;
-  user.teid = userPlaneTeid(PlaneSide::kPgw, imsi, pgw_addr);
-  user.ipv4 = toIpv4(pgw_addr);
-  b.add(user, 2);
-  b.endGrouped();
-  auto r = b.finish();
-  EXPECT_TRUE(r);
-  return r ? std::vector<uint8_t>(r->begin(), r->end()) : std::vector<uint8_t>{};
-}
 
 struct DeleteBearerAnswer {
   uint32_t teid = 0xffffffff;

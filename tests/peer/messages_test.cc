@@ -21,6 +21,16 @@ constexpr uint32_t kSgw = 0x7f00000b;    // 127.0.0.11
 constexpr uint32_t kPgw = 0x7f000015;    // 127.0.0.21
 constexpr uint32_t kProxy = 0x7f000001;  // 127.0.0.1
 
+// fd00::N
+IpAddress ula(uint8_t n) {
+  std::array<uint8_t, 16> a{0xfd, 0x00};
+  a[15] = n;
+  return IpAddress::ipv6(a);
+}
+const IpAddress kSgw6 = ula(11);
+const IpAddress kPgw6 = ula(21);
+const IpAddress kProxy6 = ula(1);
+
 Identities ids() {
   Identities i;
   i.imsi_start = 1010000000001;  // "001010000000001" with 15 digits
@@ -40,7 +50,8 @@ gtp::v2::Apn apn(std::string_view text) {
 
 class MessagesTest : public ::testing::Test {
  protected:
-  std::span<const uint8_t> csr(uint32_t index, uint32_t sgw_teid, uint32_t sgw_addr = kSgw) {
+  std::span<const uint8_t> csr(uint32_t index, uint32_t sgw_teid,
+                               const IpAddress& sgw_addr = kSgw) {
     CreateSessionRequestArgs a;
     a.sequence = 0x1234;
     a.index = index;
@@ -53,9 +64,38 @@ class MessagesTest : public ::testing::Test {
     EXPECT_TRUE(r.has_value());
     return {buf_.data(), r.value_or(0)};
   }
+  // Subscriber 3's Modify Bearer Request from SGW `sgw_addr`, decoded into
+  // msg_.
+  void modifyBearerRequest(const IpAddress& sgw_addr) {
+    ModifyBearerRequestArgs a;
+    a.sequence = 5;
+    a.header_teid = 0x01000001;
+    a.index = 3;
+    a.ids = &ids_;
+    a.sgw_addr = sgw_addr;
+    auto r = buildModifyBearerRequest(a, buf_);
+    ASSERT_TRUE(r);
+    decode({buf_.data(), *r});
+  }
   void decode(std::span<const uint8_t> bytes) {
     ASSERT_TRUE(msg_.decode(bytes).has_value());
     ASSERT_TRUE(gtp::v2::checkMandatory(msg_).has_value());
+  }
+  // An accepted Create Session Response of PGW `pgw` to subscriber 3,
+  // decoded into msg_.
+  void acceptedCreateSessionResponse(const IpAddress& pgw) {
+    CreateSessionResponseArgs a;
+    a.sequence = 99;
+    a.header_teid = 0x4242;
+    a.pgw_addr = pgw;
+    a.pgw_teid = 0x01000007;
+    a.ue_ipv4 = 0x0a000007;
+    a.pgw_u_teid = userPlaneTeid(PlaneSide::kPgw, 1010000000004, pgw);
+    a.charging_id = 7;
+    a.recovery = 3;
+    auto r = buildCreateSessionResponse(a, buf_);
+    ASSERT_TRUE(r);
+    decode({buf_.data(), *r});
   }
 
   Identities ids_ = ids();
@@ -82,6 +122,49 @@ TEST(UserPlaneTeid, DependsOnSideImsiAndAddress) {
   EXPECT_NE(t, userPlaneTeid(PlaneSide::kSgw, 2, kSgw));
   EXPECT_NE(t, userPlaneTeid(PlaneSide::kSgw, 1, kProxy));
   EXPECT_NE(t, 0u);
+}
+
+TEST(UserPlaneTeid, Ipv4ValuesAreUnchangedAndEveryIpv6OctetCounts) {
+  // What they were when the emulator spoke IPv4 only.
+  EXPECT_EQ(userPlaneTeid(PlaneSide::kSgw, 1010000000004, kSgw), 0x1621b377u);
+  EXPECT_EQ(userPlaneTeid(PlaneSide::kPgw, 1010000000004, kPgw), 0x5e473391u);
+  const uint32_t t = userPlaneTeid(PlaneSide::kSgw, 1, kSgw6);
+  EXPECT_EQ(t, userPlaneTeid(PlaneSide::kSgw, 1, ula(11)));
+  EXPECT_NE(t, userPlaneTeid(PlaneSide::kPgw, 1, kSgw6));
+  EXPECT_NE(t, userPlaneTeid(PlaneSide::kSgw, 1, ula(12)));
+  EXPECT_NE(t, userPlaneTeid(PlaneSide::kSgw, 1, kSgw));
+  for (std::size_t i = 0; i < 16; ++i) {
+    IpAddress other = kSgw6;
+    other.octets[i] ^= 0x40;
+    EXPECT_NE(t, userPlaneTeid(PlaneSide::kSgw, 1, other)) << "octet " << i;
+  }
+}
+
+TEST(FTeidAddress, OneFamilyPerNodeAndTheLegsFamilyWhenChecking) {
+  const auto v4 = makeFTeid(kIfS5S8SgwGtpC, 7, kSgw);
+  EXPECT_EQ(v4.teid, 7u);
+  ASSERT_TRUE(v4.ipv4);
+  EXPECT_FALSE(v4.ipv6);
+  EXPECT_EQ(fromIpv4(*v4.ipv4), kSgw);
+  const auto v6 = makeFTeid(kIfS5S8SgwGtpC, 7, kSgw6);
+  EXPECT_FALSE(v6.ipv4);
+  ASSERT_TRUE(v6.ipv6);
+  EXPECT_EQ(v6.ipv6->octets, kSgw6.octets);
+
+  IpAddress a;
+  EXPECT_TRUE(fteidAddress(v6, AF_INET6, a));
+  EXPECT_EQ(a, kSgw6);
+  EXPECT_FALSE(fteidAddress(v6, AF_INET, a));
+  EXPECT_TRUE(fteidSoleAddress(v4, a));
+  EXPECT_EQ(a, IpAddress(kSgw));
+  auto both = v6;
+  both.ipv4 = toIpv4(kSgw);
+  EXPECT_TRUE(fteidAddress(both, AF_INET, a));
+  EXPECT_EQ(a, IpAddress(kSgw));
+  EXPECT_FALSE(fteidSoleAddress(both, a));
+  both.ipv4.reset();
+  both.ipv6.reset();
+  EXPECT_FALSE(fteidSoleAddress(both, a));
 }
 
 TEST_F(MessagesTest, CreateSessionRequestCarriesWhatAnSgwSends) {
@@ -180,18 +263,8 @@ TEST_F(MessagesTest, PgwChecksOnCreateSessionRequest) {
 }
 
 TEST_F(MessagesTest, CreateSessionResponseAcceptedAndItsChecks) {
-  CreateSessionResponseArgs a;
-  a.sequence = 99;
-  a.header_teid = 0x4242;
-  a.pgw_addr = kPgw;
-  a.pgw_teid = 0x01000007;
-  a.ue_ipv4 = 0x0a000007;
-  a.pgw_u_teid = userPlaneTeid(PlaneSide::kPgw, 1010000000004, kPgw);
-  a.charging_id = 7;
-  a.recovery = 3;
-  auto r = buildCreateSessionResponse(a, buf_);
-  ASSERT_TRUE(r);
-  decode({buf_.data(), *r});
+  acceptedCreateSessionResponse(kPgw);
+  ASSERT_FALSE(HasFatalFailure());
   EXPECT_EQ(msg_.header().teid, 0x4242u);
   EXPECT_EQ(msg_.header().sequence_number, 99u);
   auto paa = gtp::v2::readFirst<gtp::v2::Paa>(msg_);
@@ -243,7 +316,7 @@ TEST_F(MessagesTest, CreateSessionResponseAcceptedAndItsChecks) {
 
   // With the PGWs in this process: the acceptance must come from one of them
   // that accepts.
-  const std::array<uint32_t, 2> pgws{kPgw, kPgw + 1};
+  const std::array<IpAddress, 2> pgws{kPgw, kPgw + 1};
   const std::array<uint8_t, 2> accepting{0, 73};
   ctx.local_pgws = pgws;
   ctx.local_pgw_causes = accepting;
@@ -273,15 +346,8 @@ TEST_F(MessagesTest, RejectedCreationNeedsAnExpectedCause) {
 }
 
 TEST_F(MessagesTest, ModifyBearerRoundTrip) {
-  ModifyBearerRequestArgs a;
-  a.sequence = 5;
-  a.header_teid = 0x01000001;
-  a.index = 3;
-  a.ids = &ids_;
-  a.sgw_addr = kSgw;
-  auto r = buildModifyBearerRequest(a, buf_);
-  ASSERT_TRUE(r);
-  decode({buf_.data(), *r});
+  modifyBearerRequest(kSgw);
+  ASSERT_FALSE(HasFatalFailure());
   EXPECT_EQ(msg_.header().teid, 0x01000001u);
   EXPECT_NE(msg_.find(gtp::v2::IeType::kUli), nullptr);
   EXPECT_NE(msg_.find(gtp::v2::IeType::kRatType), nullptr);
@@ -319,6 +385,121 @@ TEST_F(MessagesTest, DeleteSessionRoundTrip) {
   ASSERT_TRUE(echo);
   decode({buf_.data(), *echo});
   EXPECT_FALSE(msg_.header().teidPresent());
+}
+
+TEST_F(MessagesTest, Ipv6SgwNamesItsIpv6AddressInItsFTeids) {
+  auto bytes = csr(3, 0xabcd, kSgw6);
+  decode(bytes);
+  auto v = viewCreateSessionRequest(msg_);
+  ASSERT_TRUE(v && v->sender && v->sgw_u);
+  EXPECT_FALSE(v->sender->ipv4);
+  ASSERT_TRUE(v->sender->ipv6);
+  EXPECT_EQ(v->sender->ipv6->octets, kSgw6.octets);
+  EXPECT_FALSE(v->sgw_u->ipv4);
+  ASSERT_TRUE(v->sgw_u->ipv6);
+  EXPECT_EQ(v->sgw_u->ipv6->octets, kSgw6.octets);
+  EXPECT_EQ(v->sgw_u->teid, userPlaneTeid(PlaneSide::kSgw, 1010000000004, kSgw6));
+  // On the wire (TS 29.274 §8.22): flag V6 alone, interface type 6, the
+  // TEID, then the 16 octets; the IE is 21 octets long.
+  const auto* ie = msg_.find(gtp::v2::IeType::kFTeid, 0);
+  ASSERT_NE(ie, nullptr);
+  ASSERT_EQ(ie->length, 21u);
+  const auto at = bytes.begin() + ie->valueOffset();
+  const std::vector<uint8_t> value(at, at + ie->length);
+  const std::vector<uint8_t> expected{0x40 | kIfS5S8SgwGtpC, 0, 0, 0xab, 0xcd, 0xfd, 0, 0, 0, 0, 0,
+                                      0, 0, 0, 0, 0, 0, 0, 0, 0, 11};
+  EXPECT_EQ(value, expected);
+
+  modifyBearerRequest(kSgw6);
+  ASSERT_FALSE(HasFatalFailure());
+  auto mv = viewModifyBearerRequest(msg_);
+  ASSERT_TRUE(mv && mv->sgw_u && mv->sgw_u->ipv6);
+  EXPECT_FALSE(mv->sgw_u->ipv4);
+  // The PGW of a mixed run: the proxy's gateway side is IPv4, the SGW's user
+  // plane IPv6.
+  const PgwCheckContext mixed{false, kProxy, &ids_};
+  EXPECT_TRUE(checkModifyBearerRequest(*mv, mixed, 1010000000004, kDefaultEbi).empty());
+}
+
+TEST_F(MessagesTest, PgwWantsTheProxysGatewayAddressInTheFamilyOfItsLeg) {
+  decode(csr(3, 0xabcd, kSgw6));
+  const CreateSessionRequestView v = *viewCreateSessionRequest(msg_);
+  // Mixed: an IPv6 SGW, the proxy's gateway side IPv4. The proxy writes the
+  // sender F-TEID anew in the PGW's family; the user plane stays IPv6.
+  const PgwCheckContext mixed{false, kProxy, &ids_};
+  auto proxied = v;
+  proxied.sender = makeFTeid(kIfS5S8SgwGtpC, 0x5555, kProxy);
+  EXPECT_TRUE(checkCreateSessionRequest(proxied, mixed).empty());
+  // The proxy's address of the other family, or the SGW's, is not enough.
+  auto bad = proxied;
+  bad.sender = makeFTeid(kIfS5S8SgwGtpC, 0x5555, kProxy6);
+  EXPECT_TRUE(checkCreateSessionRequest(bad, mixed).has(Mismatch::kPgwSenderFteidNotProxy));
+  EXPECT_TRUE(checkCreateSessionRequest(v, mixed).has(Mismatch::kPgwSenderFteidNotProxy));
+  // Both families, the leg's one the proxy's: fine.
+  auto both = proxied;
+  both.sender->ipv6 = gtp::Ipv6{kSgw6.octets};
+  EXPECT_TRUE(checkCreateSessionRequest(both, mixed).empty());
+  // No address at all: unusable.
+  bad = proxied;
+  bad.sender->ipv4.reset();
+  EXPECT_TRUE(checkCreateSessionRequest(bad, mixed).has(Mismatch::kPgwSenderFteidInvalid));
+  // The user plane must keep its one family.
+  bad = proxied;
+  bad.sgw_u->ipv4 = toIpv4(kSgw);
+  EXPECT_TRUE(checkCreateSessionRequest(bad, mixed).has(Mismatch::kPgwUserPlaneFteid));
+
+  // IPv6 on both legs.
+  const PgwCheckContext v6{false, kProxy6, &ids_};
+  proxied.sender = makeFTeid(kIfS5S8SgwGtpC, 0x5555, kProxy6);
+  EXPECT_TRUE(checkCreateSessionRequest(proxied, v6).empty());
+  bad = proxied;
+  bad.sgw_u->ipv6 = gtp::Ipv6{kProxy6.octets};
+  EXPECT_TRUE(checkCreateSessionRequest(bad, v6).has(Mismatch::kPgwUserPlaneFteid));
+}
+
+TEST_F(MessagesTest, SgwWantsTheProxysAccessAddressInTheFamilyOfItsLeg) {
+  // Mixed: an IPv4 PGW answers; the proxy gives the IPv6 SGW its IPv6 access
+  // address in the control F-TEID and leaves the user plane alone.
+  acceptedCreateSessionResponse(kPgw);
+  ASSERT_FALSE(HasFatalFailure());
+  auto v = viewResponse(msg_);
+  ASSERT_TRUE(v);
+  std::bitset<256> expected;
+  SgwCheckContext ctx;
+  ctx.proxy_access = kProxy6;
+  ctx.imsi = 1010000000004;
+  ctx.expected_rejections = &expected;
+  const std::array<IpAddress, 1> pgws{kPgw};
+  const std::array<uint8_t, 1> accepting{0};
+  ctx.local_pgws = pgws;
+  ctx.local_pgw_causes = accepting;
+  auto proxied = *v;
+  proxied.pgw_c = makeFTeid(kIfS5S8PgwGtpC, 0x77, kProxy6);
+  EXPECT_TRUE(checkCreateSessionResponse(proxied, ctx).empty());
+
+  auto bad = proxied;
+  bad.pgw_c = makeFTeid(kIfS5S8PgwGtpC, 0x77, kProxy);  // the proxy, but IPv4
+  EXPECT_TRUE(checkCreateSessionResponse(bad, ctx).has(Mismatch::kSgwPgwFteidNotProxy));
+  EXPECT_TRUE(checkCreateSessionResponse(*v, ctx).has(Mismatch::kSgwPgwFteidNotProxy));
+  bad = proxied;
+  bad.pgw_c->ipv6.reset();
+  EXPECT_TRUE(checkCreateSessionResponse(bad, ctx).has(Mismatch::kSgwPgwFteidInvalid));
+  bad = proxied;
+  bad.pgw_u->ipv6 = gtp::Ipv6{kPgw6.octets};  // a second family appeared
+  EXPECT_TRUE(checkCreateSessionResponse(bad, ctx).has(Mismatch::kSgwUserPlaneFteid));
+
+  // IPv6 on both legs: an IPv6 PGW of this process.
+  acceptedCreateSessionResponse(kPgw6);
+  ASSERT_FALSE(HasFatalFailure());
+  v = viewResponse(msg_);
+  ASSERT_TRUE(v && v->pgw_u && v->pgw_u->ipv6);
+  proxied = *v;
+  proxied.pgw_c = makeFTeid(kIfS5S8PgwGtpC, 0x77, kProxy6);
+  EXPECT_TRUE(checkCreateSessionResponse(proxied, ctx).has(Mismatch::kSgwUserPlaneFteid))
+      << "not from a PGW of this process";
+  const std::array<IpAddress, 1> pgws6{kPgw6};
+  ctx.local_pgws = pgws6;
+  EXPECT_TRUE(checkCreateSessionResponse(proxied, ctx).empty());
 }
 
 TEST(MismatchNames, AreUniqueAndStable) {

@@ -95,18 +95,27 @@ class PeerIntegration : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// A plain UDP socket of either family, for a test that plays a node or the
+// proxy itself.
 class UdpClient {
  public:
-  explicit UdpClient(uint32_t local, uint16_t port = 0) {
-    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    const sockaddr_in sa = toSockaddr(Endpoint{local, port});
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<const sockaddr*>(&sa), sizeof sa), 0);
+  explicit UdpClient(const IpAddress& local, uint16_t port = 0) {
+    fd_ = ::socket(local.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    SocketAddress sa{};
+    const socklen_t length = toSockaddr(Endpoint{local, port}, sa);
+    EXPECT_EQ(::bind(fd_, &sa.any, length), 0);
+    SocketAddress bound{};
+    socklen_t bound_length = sizeof bound;
+    ::getsockname(fd_, &bound.any, &bound_length);
+    local_ = fromSockaddr(bound);
   }
   ~UdpClient() { ::close(fd_); }
+  // The bound address, with the port the kernel chose for port 0.
+  const Endpoint& local() const { return local_; }
   void send(std::span<const uint8_t> bytes, const Endpoint& to) {
-    const sockaddr_in sa = toSockaddr(to);
-    EXPECT_EQ(::sendto(fd_, bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&sa),
-                       sizeof sa),
+    SocketAddress sa{};
+    const socklen_t length = toSockaddr(to, sa);
+    EXPECT_EQ(::sendto(fd_, bytes.data(), bytes.size(), 0, &sa.any, length),
               static_cast<ssize_t>(bytes.size()));
   }
   // One datagram within `timeout`, or empty.
@@ -121,6 +130,7 @@ class UdpClient {
 
  private:
   int fd_ = -1;
+  Endpoint local_{};
 };
 
 }  // namespace gtpcp::peer::testing

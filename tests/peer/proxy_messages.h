@@ -1,6 +1,6 @@
-// Requests a proxy sends an SGW on its own behalf, built by hand with the
-// codec (not with the emulator's builders), for the tests of the SGW's
-// answers.
+// What a proxy sends an SGW, built by hand with the codec (not with the
+// emulator's builders): its own requests, for the tests of the SGW's
+// answers, and the responses it relays, for the tests of the SGW's checks.
 #pragma once
 
 #include <array>
@@ -31,6 +31,31 @@ inline std::vector<uint8_t> deleteBearerRequest(uint32_t teid, uint32_t seq,
   gtp::v2::CauseIe cause;
   cause.value = kReactivationRequested;
   b.add(cause);
+  auto r = b.finish();
+  EXPECT_TRUE(r);
+  return r ? std::vector<uint8_t>(r->begin(), r->end()) : std::vector<uint8_t>{};
+}
+
+// A Create Session Response as the proxy relays an accepted one: control
+// F-TEID naming the proxy (`proxy_addr`, in its family), user-plane F-TEID
+// naming the PGW behind it, as the PGW made it.
+inline std::vector<uint8_t> proxiedCreateSessionResponse(uint32_t seq, uint32_t sgw_teid,
+                                                         const IpAddress& proxy_addr,
+                                                         uint32_t proxy_teid,
+                                                         const IpAddress& pgw_addr, uint64_t imsi) {
+  using namespace gtp::v2;
+  std::array<uint8_t, 256> buf{};
+  Builder b(buf);
+  b.begin(MessageType::kCreateSessionResponse, sgw_teid, seq);
+  CauseIe accepted;
+  accepted.value = kCauseAccepted;
+  b.add(accepted);
+  b.add(makeFTeid(kIfS5S8PgwGtpC, proxy_teid, proxy_addr), 1);
+  b.beginGrouped(IeType::kBearerContext, 0);
+  b.add(Ebi{kDefaultEbi});
+  b.add(accepted);
+  b.add(makeFTeid(kIfS5S8PgwGtpU, userPlaneTeid(PlaneSide::kPgw, imsi, pgw_addr), pgw_addr), 2);
+  b.endGrouped();
   auto r = b.finish();
   EXPECT_TRUE(r);
   return r ? std::vector<uint8_t>(r->begin(), r->end()) : std::vector<uint8_t>{};

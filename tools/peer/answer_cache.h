@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "tools/peer/hash_index.h"
@@ -31,8 +32,13 @@ struct RequestKey {
 };
 
 inline uint32_t hashKey(const RequestKey& k) noexcept {
-  const uint64_t x = (uint64_t{k.from.addr} << 32) ^ (uint64_t{k.from.port} << 24) ^
-                     (uint64_t{k.node} << 48) ^ k.sequence;
+  uint64_t high = 0, low = 0;
+  std::memcpy(&high, k.from.addr.octets.data(), 8);
+  std::memcpy(&low, k.from.addr.octets.data() + 8, 8);
+  const uint64_t folded = high ^ low;
+  const uint64_t addr = (folded ^ (folded >> 32)) & 0xffffffffu;
+  const uint64_t x =
+      (addr << 32) ^ (uint64_t{k.from.port} << 24) ^ (uint64_t{k.node} << 48) ^ k.sequence;
   return static_cast<uint32_t>(x ^ (x >> 29));
 }
 

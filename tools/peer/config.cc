@@ -7,6 +7,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "common/gtp/values.h"
 
@@ -15,7 +16,7 @@ namespace gtpcp::peer {
 namespace {
 
 // "ADDR=VALUE" -> address and value text.
-bool splitAssignment(const std::string& text, uint32_t& addr, std::string& value) {
+bool splitAssignment(const std::string& text, IpAddress& addr, std::string& value) {
   const auto eq = text.find('=');
   if (eq == std::string::npos) return false;
   if (!parseAddress(std::string_view(text).substr(0, eq), addr)) return false;
@@ -38,11 +39,21 @@ bool parseDouble(const std::string& text, double& out) {
   }
 }
 
-int indexOf(const std::vector<uint32_t>& v, uint32_t a) {
+int indexOf(const std::vector<IpAddress>& v, const IpAddress& a) {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (v[i] == a) return static_cast<int>(i);
   return -1;
 }
+
+const char* familyName(const IpAddress& a) { return a.isV4() ? "IPv4" : "IPv6"; }
+
+// At most one value per address family, as --proxy and --proxy-gateway take
+// them.
+template <class T>
+struct PerFamily {
+  std::optional<T> v4, v6;
+  std::optional<T>& of(const IpAddress& a) { return a.isV4() ? v4 : v6; }
+};
 
 }  // namespace
 
@@ -64,29 +75,23 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   out.options = o;
 
   // Nodes.
-  std::vector<uint32_t> sgws, pgws;
-  for (const auto& text : o.sgw) {
-    uint32_t a = 0;
-    if (!parseAddress(text, a))
-      error("--sgw", "'" + text + "' is not an IPv4 address");
-    else if (!isLoopback(a) && !o.allow_non_loopback)
-      error("--sgw", text + " is not a loopback address (use --allow-non-loopback)");
-    else if (indexOf(sgws, a) >= 0)
-      error("--sgw", text + " given twice");
-    else
-      sgws.push_back(a);
-  }
-  for (const auto& text : o.pgw) {
-    uint32_t a = 0;
-    if (!parseAddress(text, a))
-      error("--pgw", "'" + text + "' is not an IPv4 address");
-    else if (!isLoopback(a) && !o.allow_non_loopback)
-      error("--pgw", text + " is not a loopback address (use --allow-non-loopback)");
-    else if (indexOf(pgws, a) >= 0)
-      error("--pgw", text + " given twice");
-    else
-      pgws.push_back(a);
-  }
+  auto nodes = [&](const std::string& option, const std::vector<std::string>& texts) {
+    std::vector<IpAddress> parsed;
+    for (const auto& text : texts) {
+      IpAddress a;
+      if (!parseAddress(text, a))
+        error(option, "'" + text + "' is not an IPv4 or IPv6 address");
+      else if (!isLoopback(a) && !o.allow_non_loopback)
+        error(option, text + " is not a loopback address (use --allow-non-loopback)");
+      else if (indexOf(parsed, a) >= 0)
+        error(option, text + " given twice");
+      else
+        parsed.push_back(a);
+    }
+    return parsed;
+  };
+  const std::vector<IpAddress> sgws = nodes("--sgw", o.sgw);
+  const std::vector<IpAddress> pgws = nodes("--pgw", o.pgw);
   if (o.sgw.empty() && o.pgw.empty()) error("--sgw/--pgw", "give at least one SGW or PGW address");
   if (sgws.size() > 250) error("--sgw", "at most 250 SGWs");
   if (pgws.size() > 250) error("--pgw", "at most 250 PGWs");
@@ -100,23 +105,54 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     if (port == kGtpcPort && indexOf(pgws, sgws[i]) >= 0)
       error("--sgw", addressToString(sgws[i]) + " is also a PGW on the same port");
   }
-  for (uint32_t a : pgws) out.pgw_binds.push_back(Endpoint{a, kGtpcPort});
+  for (const IpAddress& a : pgws) out.pgw_binds.push_back(Endpoint{a, kGtpcPort});
 
-  // The proxy.
-  Endpoint proxy{};
+  // The proxy: an address per family it serves.
+  PerFamily<Endpoint> proxy;
   const bool need_proxy = out.sgw_role || (out.pgw_role && !o.relay);
-  if (o.proxy.empty()) {
-    if (need_proxy)
-      error("--proxy", out.sgw_role ? "required with --sgw"
-                                    : "required with --pgw unless --relay (the F-TEID checks name it)");
-  } else if (!parseEndpoint(o.proxy, kGtpcPort, proxy)) {
-    error("--proxy", "'" + o.proxy + "' is not ADDR or ADDR:PORT");
-  } else if (!isLoopback(proxy.addr) && !o.allow_non_loopback) {
-    error("--proxy", o.proxy + " is not a loopback address (use --allow-non-loopback)");
+  if (o.proxy.empty() && need_proxy)
+    error("--proxy", out.sgw_role ? "required with --sgw"
+                                  : "required with --pgw unless --relay (the F-TEID checks name it)");
+  for (const auto& text : o.proxy) {
+    Endpoint e;
+    if (!parseEndpoint(text, kGtpcPort, e))
+      error("--proxy", "'" + text + "' is not ADDR, ADDR:PORT or [IPV6]:PORT");
+    else if (!isLoopback(e.addr) && !o.allow_non_loopback)
+      error("--proxy", text + " is not a loopback address (use --allow-non-loopback)");
+    else if (proxy.of(e.addr))
+      error("--proxy", std::string("one ") + familyName(e.addr) + " address at most, not " +
+                           toString(*proxy.of(e.addr)) + " and " + text);
+    else
+      proxy.of(e.addr) = e;
   }
-  uint32_t proxy_gateway = proxy.addr;
-  if (!o.proxy_gateway.empty() && !parseAddress(o.proxy_gateway, proxy_gateway))
-    error("--proxy-gateway", "'" + o.proxy_gateway + "' is not an IPv4 address");
+  PerFamily<IpAddress> proxy_gateway;
+  if (o.proxy_gateway.empty()) {
+    if (proxy.v4) proxy_gateway.v4 = proxy.v4->addr;
+    if (proxy.v6) proxy_gateway.v6 = proxy.v6->addr;
+  }
+  for (const auto& text : o.proxy_gateway) {
+    IpAddress a;
+    if (!parseAddress(text, a))
+      error("--proxy-gateway", "'" + text + "' is not an IPv4 or IPv6 address");
+    else if (proxy_gateway.of(a))
+      error("--proxy-gateway", std::string("one ") + familyName(a) + " address at most, not " +
+                                   addressToString(*proxy_gateway.of(a)) + " and " + text);
+    else
+      proxy_gateway.of(a) = a;
+  }
+  // A node speaks its own family only: the proxy must have an address there.
+  if (!o.proxy.empty()) {
+    for (const IpAddress& a : sgws)
+      if (!proxy.of(a))
+        error("--sgw", addressToString(a) + " is " + familyName(a) + " and --proxy has no " +
+                           familyName(a) + " address");
+    const std::string gateway_side = o.proxy_gateway.empty() ? "--proxy" : "--proxy-gateway";
+    for (const IpAddress& a : pgws)
+      if (!o.relay && !proxy_gateway.of(a))
+        error("--pgw", addressToString(a) + " is " + familyName(a) +
+                           " and the proxy's gateway side (" + gateway_side + ") has no " +
+                           familyName(a) + " address");
+  }
 
   // Subscribers.
   Identities ids;
@@ -188,7 +224,7 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   std::vector<double> drops(pgws.size(), 0);
   std::bitset<256> expected;
   for (const auto& text : o.pgw_cause) {
-    uint32_t a = 0;
+    IpAddress a;
     std::string v;
     uint64_t c = 0;
     if (!splitAssignment(text, a, v) || !parseUnsigned(v, c)) {
@@ -203,7 +239,7 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     }
   }
   for (const auto& text : o.pgw_delay_ms) {
-    uint32_t a = 0;
+    IpAddress a;
     std::string v;
     double ms = 0;
     if (!splitAssignment(text, a, v) || !parseDouble(v, ms)) {
@@ -217,7 +253,7 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     }
   }
   for (const auto& text : o.pgw_drop) {
-    uint32_t a = 0;
+    IpAddress a;
     std::string v;
     double f = 0;
     if (!splitAssignment(text, a, v) || !parseDouble(v, f)) {
@@ -251,8 +287,8 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   // Engine configurations. Socket indices: SGWs first, then PGWs.
   SgwConfig& s = out.sgw;
   for (std::size_t i = 0; i < sgws.size(); ++i)
-    s.nodes.push_back(SgwNodeConfig{sgws[i], static_cast<uint32_t>(i)});
-  s.proxy = proxy;
+    s.nodes.push_back(SgwNodeConfig{sgws[i], static_cast<uint32_t>(i),
+                                    proxy.of(sgws[i]).value_or(Endpoint{})});
   s.relay = o.relay;
   s.ids = ids;
   s.apns = o.apn;
@@ -272,6 +308,7 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   for (std::size_t i = 0; i < pgws.size(); ++i) {
     PgwNodeConfig n;
     n.addr = pgws[i];
+    n.proxy_gateway = proxy_gateway.of(pgws[i]).value_or(IpAddress{});
     n.socket = static_cast<uint32_t>(sgws.size() + i);
     n.reject_cause = causes[i];
     n.delay_ns = delays[i];
@@ -279,7 +316,6 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     p.nodes.push_back(n);
   }
   p.relay = o.relay;
-  p.proxy_gateway = proxy_gateway;
   p.ids = ids;
   const uint64_t capacity =
       o.pgw_sessions != 0 ? o.pgw_sessions : uint64_t{o.subscribers} * 2 + 1024;

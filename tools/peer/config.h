@@ -14,8 +14,12 @@ namespace gtpcp::peer {
 
 // Options as typed: main.cc fills this from CLI11; makeRunConfig() checks it.
 struct PeerOptions {
-  std::string proxy;           // ADDR[:PORT], the proxy's access side
-  std::string proxy_gateway;   // ADDR, the proxy's gateway side (default: proxy's)
+  // The proxy's access side, ADDR[:PORT], at most one per family: each SGW
+  // sends to the one of its family.
+  std::vector<std::string> proxy;
+  // The proxy's gateway side, ADDR, at most one per family: the sender
+  // F-TEIDs a PGW receives name the one of its family (default: --proxy's).
+  std::vector<std::string> proxy_gateway;
   std::vector<std::string> sgw;
   std::vector<std::string> pgw;
   uint32_t subscribers = 1000;

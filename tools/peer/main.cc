@@ -20,13 +20,18 @@ int main(int argc, char** argv) {
       "error.",
       "gtpcp-peer"};
   PeerOptions o;
-  app.add_option("--proxy", o.proxy, "The proxy's access address (SGWs send to it), ADDR[:PORT], port 2123 by default")
-      ->type_name("ADDR[:PORT]");
+  app.add_option("--proxy", o.proxy,
+                 "The proxy's access address (SGWs send to it), port 2123 by default; one per family at "
+                 "most (IPv4, IPv6), each SGW uses the one of its own")
+      ->delimiter(',')->type_name("ADDR[:PORT]|[IPV6]:PORT,...");
   app.add_option("--proxy-gateway", o.proxy_gateway,
-                 "The proxy's gateway-side address, that PGWs see in F-TEIDs (default: --proxy's)")
-      ->type_name("ADDR");
-  app.add_option("--sgw", o.sgw, "Emulated SGW addresses, comma-separated")->delimiter(',')->type_name("ADDR,...");
-  app.add_option("--pgw", o.pgw, "Emulated PGW addresses, comma-separated")->delimiter(',')->type_name("ADDR,...");
+                 "The proxy's gateway-side address, that PGWs see in F-TEIDs; one per family at most "
+                 "(default: --proxy's)")
+      ->delimiter(',')->type_name("ADDR,...");
+  app.add_option("--sgw", o.sgw, "Emulated SGW addresses (IPv4 or IPv6), comma-separated")
+      ->delimiter(',')->type_name("ADDR,...");
+  app.add_option("--pgw", o.pgw, "Emulated PGW addresses (IPv4 or IPv6), comma-separated")
+      ->delimiter(',')->type_name("ADDR,...");
   app.add_option("--subscribers", o.subscribers, "Subscribers (spread over the SGWs)")->capture_default_str();
   app.add_option("--imsi-start", o.imsi_start, "IMSI of the first subscriber; the others follow")->capture_default_str();
   app.add_option("--msisdn-start", o.msisdn_start, "MSISDN of the first subscriber")->capture_default_str();
@@ -65,7 +70,8 @@ int main(int argc, char** argv) {
   app.add_option("--pgw-sessions", o.pgw_sessions, "Session table size of the PGWs (default 2*subscribers+1024)");
   app.add_option("--json", o.json, "Write the summary as JSON to FILE")->type_name("FILE");
   app.add_flag("--progress", o.progress, "A progress line on stderr every second");
-  app.add_flag("--allow-non-loopback", o.allow_non_loopback, "Allow addresses outside 127.0.0.0/8");
+  app.add_flag("--allow-non-loopback", o.allow_non_loopback,
+               "Allow addresses outside 127.0.0.0/8 and ::1");
   app.add_option("--rcvbuf", o.rcvbuf, "Socket receive buffer, octets")->capture_default_str();
   app.add_option("--sndbuf", o.sndbuf, "Socket send buffer, octets")->capture_default_str();
   bool check_config = false;

@@ -1,5 +1,6 @@
 #include "tools/peer/messages.h"
 
+#include <bit>
 #include <cstring>
 
 #include "common/gtp/v2/builder.h"
@@ -35,10 +36,20 @@ bool digitsValue(std::string_view digits, uint64_t& out) noexcept {
   return true;
 }
 
-uint32_t userPlaneTeid(PlaneSide side, uint64_t imsi, uint32_t addr) noexcept {
+uint32_t userPlaneTeid(PlaneSide side, uint64_t imsi, const IpAddress& addr) noexcept {
+  // An IPv4 address is taken as it is, so IPv4 TEIDs are what they always
+  // were; an IPv6 one folds into the 56 bits that survive the shift below.
+  uint64_t a = addr.v4();
+  if (!addr.isV4()) {
+    uint64_t high = 0, low = 0;
+    std::memcpy(&high, addr.octets.data(), 8);
+    std::memcpy(&low, addr.octets.data() + 8, 8);
+    a = high ^ std::rotl(low, 32);
+    a ^= a >> 56;
+  }
   // splitmix64 finaliser over the three inputs: any change to the address or
   // the TEID on the way shows as a mismatch.
-  uint64_t x = imsi * 0x9e3779b97f4a7c15ull ^ (uint64_t{addr} << 8) ^ static_cast<uint64_t>(side);
+  uint64_t x = imsi * 0x9e3779b97f4a7c15ull ^ (a << 8) ^ static_cast<uint64_t>(side);
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ull;
   x ^= x >> 27;
@@ -65,14 +76,6 @@ Result<std::size_t> finish(Builder& b) noexcept {
   auto r = b.finish();
   if (!r) return tl::unexpected(r.error());
   return r->size();
-}
-
-FTeid fteid(uint8_t interface_type, uint32_t teid, uint32_t addr) noexcept {
-  FTeid f;
-  f.interface_type = interface_type;
-  f.teid = teid;
-  f.ipv4 = toIpv4(addr);
-  return f;
 }
 
 CauseIe cause(uint8_t value) noexcept {
@@ -120,7 +123,7 @@ Result<std::size_t> buildCreateSessionRequest(const CreateSessionRequestArgs& a,
   Indication indication;
   indication.size = 3;  // no flag applies to an initial attach over GTP-based S5
   b.add(indication);
-  b.add(fteid(kIfS5S8SgwGtpC, a.sgw_teid, a.sgw_addr), 0);
+  b.add(makeFTeid(kIfS5S8SgwGtpC, a.sgw_teid, a.sgw_addr), 0);
   b.add(*a.apn);
   b.add(SelectionMode{0});
   b.add(PdnType{1});
@@ -137,7 +140,7 @@ Result<std::size_t> buildCreateSessionRequest(const CreateSessionRequestArgs& a,
   qos.pvi = true;
   qos.qci = 9;
   b.add(qos);
-  b.add(fteid(kIfS5S8SgwGtpU, userPlaneTeid(PlaneSide::kSgw, imsi, a.sgw_addr), a.sgw_addr), 2);
+  b.add(makeFTeid(kIfS5S8SgwGtpU, userPlaneTeid(PlaneSide::kSgw, imsi, a.sgw_addr), a.sgw_addr), 2);
   b.endGrouped();
   b.add(Recovery{a.recovery});
   b.add(UeTimeZone{0x40, 0});
@@ -156,7 +159,7 @@ Result<std::size_t> buildModifyBearerRequest(const ModifyBearerRequestArgs& a,
   b.beginGrouped(IeType::kBearerContext, 0);
   b.add(Ebi{a.ebi});
   // Table 7.2.7-2: S5/S8-U SGW F-TEID is instance 1 in a Modify Bearer Request.
-  b.add(fteid(kIfS5S8SgwGtpU, userPlaneTeid(PlaneSide::kSgw, imsi, a.sgw_addr), a.sgw_addr), 1);
+  b.add(makeFTeid(kIfS5S8SgwGtpU, userPlaneTeid(PlaneSide::kSgw, imsi, a.sgw_addr), a.sgw_addr), 1);
   b.endGrouped();
   return finish(b);
 }
@@ -190,7 +193,7 @@ Result<std::size_t> buildCreateSessionResponse(const CreateSessionResponseArgs& 
   Builder b(out);
   beginResponse(b, MessageType::kCreateSessionResponse, a.header_teid, a.sequence, a.cause);
   if (causeAccepted(a.cause)) {
-    b.add(fteid(kIfS5S8PgwGtpC, a.pgw_teid, a.pgw_addr), 1);
+    b.add(makeFTeid(kIfS5S8PgwGtpC, a.pgw_teid, a.pgw_addr), 1);
     Paa paa;
     paa.pdn_type = 1;
     paa.ipv4 = toIpv4(a.ue_ipv4);
@@ -200,7 +203,7 @@ Result<std::size_t> buildCreateSessionResponse(const CreateSessionResponseArgs& 
     b.beginGrouped(IeType::kBearerContext, 0);
     b.add(Ebi{a.ebi});
     b.add(cause(kCauseAccepted));
-    b.add(fteid(kIfS5S8PgwGtpU, a.pgw_u_teid, a.pgw_addr), 2);
+    b.add(makeFTeid(kIfS5S8PgwGtpU, a.pgw_u_teid, a.pgw_addr), 2);
     b.add(ChargingId{a.charging_id});
     b.endGrouped();
   }
@@ -289,14 +292,22 @@ Result<CreateSessionRequestView> viewCreateSessionRequest(const Message& m) noex
 namespace {
 
 // An S5/S8-U F-TEID that must carry the TEID `side` computes for `imsi` and
-// its own address, and must not name the proxy.
+// its own address (one family: the node's), and must not name the proxy.
 bool userPlaneIntact(const std::optional<FTeid>& f, uint8_t interface_type, PlaneSide side,
-                     std::optional<uint64_t> imsi, bool relay, uint32_t proxy) noexcept {
-  if (!f || !f->ipv4 || f->interface_type != interface_type) return false;
-  const uint32_t addr = fromIpv4(*f->ipv4);
+                     std::optional<uint64_t> imsi, bool relay, const IpAddress& proxy) noexcept {
+  IpAddress addr;
+  if (!f || f->interface_type != interface_type || !fteidSoleAddress(*f, addr)) return false;
   if (!relay && addr == proxy) return false;
   if (imsi && f->teid != userPlaneTeid(side, *imsi, addr)) return false;
   return true;
+}
+
+// A control F-TEID names `proxy` when it carries that address in its family;
+// an address of the other family beside it does no harm (a proxy with both
+// may give both).
+bool namesAddress(const FTeid& f, const IpAddress& proxy) noexcept {
+  IpAddress addr;
+  return fteidAddress(f, proxy.family(), addr) && addr == proxy;
 }
 
 }  // namespace
@@ -307,10 +318,10 @@ MismatchSet checkCreateSessionRequest(const CreateSessionRequestView& v,
   uint32_t index = 0;
   if (!v.imsi || c.ids == nullptr || !c.ids->indexOfImsi(*v.imsi, index))
     s.add(Mismatch::kPgwImsiOutOfRange);
-  if (!v.sender || !v.sender->ipv4 || v.sender->teid == 0 ||
+  if (!v.sender || (!v.sender->ipv4 && !v.sender->ipv6) || v.sender->teid == 0 ||
       v.sender->interface_type != kIfS5S8SgwGtpC) {
     s.add(Mismatch::kPgwSenderFteidInvalid);
-  } else if (!c.relay && fromIpv4(*v.sender->ipv4) != c.proxy_gateway) {
+  } else if (!c.relay && !namesAddress(*v.sender, c.proxy_gateway)) {
     s.add(Mismatch::kPgwSenderFteidNotProxy);
   }
   if (!v.has_bearer || !v.ebi) s.add(Mismatch::kPgwBearerContext);
@@ -395,10 +406,10 @@ MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckCont
       s.add(Mismatch::kSgwUnexpectedCause);
     return s;
   }
-  if (!v.pgw_c || !v.pgw_c->ipv4 || v.pgw_c->teid == 0 ||
+  if (!v.pgw_c || (!v.pgw_c->ipv4 && !v.pgw_c->ipv6) || v.pgw_c->teid == 0 ||
       v.pgw_c->interface_type != kIfS5S8PgwGtpC) {
     s.add(Mismatch::kSgwPgwFteidInvalid);
-  } else if (!c.relay && fromIpv4(*v.pgw_c->ipv4) != c.proxy_access) {
+  } else if (!c.relay && !namesAddress(*v.pgw_c, c.proxy_access)) {
     s.add(Mismatch::kSgwPgwFteidNotProxy);
   }
   if (!v.has_bearer || !v.ebi || *v.ebi != c.ebi || !v.bearer_cause ||
@@ -410,7 +421,8 @@ MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckCont
   } else if (!c.local_pgws.empty()) {
     // With the PGWs in this process, the acceptance must come from one of
     // them, and from one that does not reject.
-    const uint32_t addr = fromIpv4(*v.pgw_u->ipv4);
+    IpAddress addr;
+    fteidSoleAddress(*v.pgw_u, addr);  // cannot fail: userPlaneIntact() read it
     bool found = false;
     for (std::size_t i = 0; i < c.local_pgws.size(); ++i) {
       if (c.local_pgws[i] != addr) continue;

@@ -13,6 +13,7 @@
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -22,6 +23,7 @@
 #include "common/gtp/v2/message.h"
 #include "common/gtp/values.h"
 #include "tools/peer/stats.h"
+#include "tools/peer/udp.h"
 
 namespace gtpcp::peer {
 
@@ -90,10 +92,49 @@ bool digitsValue(std::string_view digits, uint64_t& out) noexcept;
 // the node `addr`. Both sides compute it, so each can check that the other's
 // user-plane F-TEID crossed the proxy unchanged, even in separate processes.
 enum class PlaneSide : uint8_t { kSgw = 1, kPgw = 2 };
-uint32_t userPlaneTeid(PlaneSide side, uint64_t imsi, uint32_t addr) noexcept;
+uint32_t userPlaneTeid(PlaneSide side, uint64_t imsi, const IpAddress& addr) noexcept;
 
 gtp::Ipv4 toIpv4(uint32_t addr) noexcept;
 uint32_t fromIpv4(const gtp::Ipv4& a) noexcept;
+
+// F-TEID addresses and the emulator's, both ways; inline, as every message
+// built or checked goes through them.
+//
+// An F-TEID naming `addr`: its IPv4 or its IPv6 address field, by the
+// address's family (TS 29.274 §8.22: flags V4, V6).
+inline gtp::v2::FTeid makeFTeid(uint8_t interface_type, uint32_t teid,
+                                const IpAddress& addr) noexcept {
+  gtp::v2::FTeid f;
+  f.interface_type = interface_type;
+  f.teid = teid;
+  if (addr.isV4()) {
+    f.ipv4.emplace();
+    std::memcpy(f.ipv4->octets.data(), addr.octets.data() + 12, 4);
+  } else {
+    f.ipv6 = gtp::Ipv6{addr.octets};
+  }
+  return f;
+}
+// The address `f` carries in `family` (AF_INET, AF_INET6); false when it has
+// none of that family.
+inline bool fteidAddress(const gtp::v2::FTeid& f, int family, IpAddress& out) noexcept {
+  if (family == AF_INET && f.ipv4) {
+    out = IpAddress();
+    std::memcpy(out.octets.data() + 12, f.ipv4->octets.data(), 4);
+    return true;
+  }
+  if (family == AF_INET6 && f.ipv6) {
+    out = IpAddress::ipv6(f.ipv6->octets);
+    return true;
+  }
+  return false;
+}
+// The one address of an F-TEID that carries a single family, as the
+// emulator's nodes send them; false when it carries none or both.
+inline bool fteidSoleAddress(const gtp::v2::FTeid& f, IpAddress& out) noexcept {
+  if (f.ipv4.has_value() == f.ipv6.has_value()) return false;
+  return fteidAddress(f, f.ipv4 ? AF_INET : AF_INET6, out);
+}
 
 // ---- Requests (SGW side) ----
 
@@ -102,7 +143,7 @@ struct CreateSessionRequestArgs {
   uint32_t index = 0;  // subscriber index: MEI, ULI derive from it
   const Identities* ids = nullptr;
   const gtp::v2::Apn* apn = nullptr;
-  uint32_t sgw_addr = 0;
+  IpAddress sgw_addr{};   // its family is the F-TEIDs' (control and user plane)
   uint32_t sgw_teid = 0;  // the SGW's control-plane TEID for the session
   uint8_t ebi = kDefaultEbi;
   uint8_t recovery = 0;
@@ -115,7 +156,7 @@ struct ModifyBearerRequestArgs {
   uint32_t header_teid = 0;  // the PGW-side control TEID the SGW was given
   uint32_t index = 0;
   const Identities* ids = nullptr;
-  uint32_t sgw_addr = 0;
+  IpAddress sgw_addr{};
   uint8_t ebi = kDefaultEbi;
   uint32_t modify_count = 0;  // varies the ULI from one modification to the next
 };
@@ -148,7 +189,7 @@ struct CreateSessionResponseArgs {
   uint32_t header_teid = 0;  // the sender F-TEID TEID of the request
   uint8_t cause = kCauseAccepted;
   // The rest only for an accepted creation.
-  uint32_t pgw_addr = 0;
+  IpAddress pgw_addr{};  // its family is the F-TEIDs' (control and user plane)
   uint32_t pgw_teid = 0;
   uint32_t ue_ipv4 = 0;
   uint8_t ebi = kDefaultEbi;
@@ -184,8 +225,10 @@ gtp::Result<CreateSessionRequestView> viewCreateSessionRequest(
     const gtp::v2::Message& m) noexcept;
 
 struct PgwCheckContext {
-  bool relay = false;           // no proxy: F-TEIDs name the SGW
-  uint32_t proxy_gateway = 0;   // the proxy's gateway-side address
+  bool relay = false;  // no proxy: F-TEIDs name the SGW
+  // The proxy's gateway-side address in the family of the PGW's leg: the
+  // sender F-TEID must carry it in that family.
+  IpAddress proxy_gateway{};
   const Identities* ids = nullptr;
 };
 MismatchSet checkCreateSessionRequest(const CreateSessionRequestView& v,
@@ -220,14 +263,16 @@ gtp::Result<ResponseView> viewResponse(const gtp::v2::Message& m) noexcept;
 
 struct SgwCheckContext {
   bool relay = false;
-  uint32_t proxy_access = 0;  // the proxy's access-side address
+  // The proxy's access-side address in the family of the SGW's leg: the PGW
+  // control F-TEID must carry it in that family.
+  IpAddress proxy_access{};
   uint64_t imsi = 0;
   uint8_t ebi = kDefaultEbi;
   // Rejection causes this run expects (from --pgw-cause and --expect-cause).
   const std::bitset<256>* expected_rejections = nullptr;
   // Addresses of the PGWs of this process with the cause each rejects with (0:
   // accepts), to tell whether an acceptance was expected. May be empty.
-  std::span<const uint32_t> local_pgws{};
+  std::span<const IpAddress> local_pgws{};
   std::span<const uint8_t> local_pgw_causes{};
 };
 MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckContext& c) noexcept;

@@ -227,7 +227,7 @@ void PgwEngine::onCreate(uint32_t node, const Endpoint& from, int64_t now) noexc
 
   PgwCheckContext ctx;
   ctx.relay = config_.relay;
-  ctx.proxy_gateway = config_.proxy_gateway;
+  ctx.proxy_gateway = nodes_[node].config.proxy_gateway;
   ctx.ids = &config_.ids;
   checkCreateSessionRequest(*view, ctx).countInto(mismatches_);
 
@@ -321,7 +321,7 @@ void PgwEngine::onModifyOrDelete(uint32_t node, const Endpoint& from, int64_t no
   }
   PgwCheckContext ctx;
   ctx.relay = config_.relay;
-  ctx.proxy_gateway = config_.proxy_gateway;
+  ctx.proxy_gateway = nodes_[node].config.proxy_gateway;
   ctx.ids = &config_.ids;
   gtp::Result<std::size_t> r;
   if (modify) {

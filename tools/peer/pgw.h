@@ -28,7 +28,10 @@
 namespace gtpcp::peer {
 
 struct PgwNodeConfig {
-  uint32_t addr = 0;
+  IpAddress addr{};           // the node's address: its F-TEIDs name it, in its family
+  // The proxy's gateway-side address in the node's family (the sender
+  // F-TEIDs must name it); unused with `relay`.
+  IpAddress proxy_gateway{};
   uint32_t socket = 0;        // Outbox socket index
   uint8_t reject_cause = 0;   // reject every creation with this cause (0: accept)
   int64_t delay_ns = 0;       // answer this late
@@ -38,7 +41,6 @@ struct PgwNodeConfig {
 struct PgwConfig {
   std::vector<PgwNodeConfig> nodes;
   bool relay = false;          // no proxy in front: skip the "names the proxy" checks
-  uint32_t proxy_gateway = 0;  // the proxy's gateway-side address
   Identities ids;              // the IMSI range the SGWs use
   uint32_t capacity = 0;       // sessions, all PGWs together
   uint8_t recovery = 1;

@@ -47,6 +47,7 @@ SgwEngine::SgwEngine(SgwConfig config, Outbox& outbox, SgwStats& stats,
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
     Node& n = nodes_[k];
     n.addr = config_.nodes[k].addr;
+    n.proxy = config_.nodes[k].proxy;
     n.socket = config_.nodes[k].socket;
     n.table.init(count / nodes_.size() + 1);
     n.recent.assign(kRecent, Recent{});
@@ -204,14 +205,10 @@ void SgwEngine::start(uint32_t index, Txn txn, int64_t now) noexcept {
 bool SgwEngine::send(uint32_t index) noexcept {
   Sub& s = subs_[index];
   Node& n = nodes_[nodeOf(index)];
-  Endpoint to = config_.proxy;
+  Endpoint to = n.proxy;
   // Later requests go where the Create Session Response's control F-TEID
   // points (the proxy), except through a bare relay.
   if (s.txn != Txn::kCreate && !config_.relay) to.addr = s.pgw_addr;
-  if (!config_.allow_non_loopback && !isLoopback(to.addr)) {
-    mismatches_.count(Mismatch::kSgwUnsafeDestination);
-    return false;
-  }
   auto buf = outbox_.reserve(n.socket);
   gtp::Result<std::size_t> r;
   switch (s.txn) {
@@ -323,6 +320,22 @@ void SgwEngine::onTimers(int64_t now) noexcept {
       abandon(index);
     }
   }
+}
+
+bool SgwEngine::learnPgwAddress(const Node& n, const gtp::v2::FTeid& f, IpAddress& out) noexcept {
+  if (config_.relay) {
+    out = n.proxy.addr;  // unused: every request goes to the relay
+    return true;
+  }
+  // None in the node's family: the check counted it (the F-TEID cannot name
+  // the proxy), and the node has no way there.
+  if (!fteidAddress(f, n.addr.family(), out)) return false;
+  // Checked once here rather than on every request sent there.
+  if (!config_.allow_non_loopback && !isLoopback(out)) {
+    mismatches_.count(Mismatch::kSgwUnsafeDestination);
+    return false;
+  }
+  return true;
 }
 
 void SgwEngine::answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept {
@@ -512,7 +525,7 @@ void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const 
   const uint64_t imsi = config_.ids.imsi(index);
   SgwCheckContext ctx;
   ctx.relay = config_.relay;
-  ctx.proxy_access = config_.proxy.addr;
+  ctx.proxy_access = n.proxy.addr;
   ctx.imsi = imsi;
   ctx.expected_rejections = &config_.expected_rejections;
   ctx.local_pgws = config_.local_pgws;
@@ -537,13 +550,18 @@ void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const 
           ++finished_;
           return;
         }
+        ++stats_.sessions_created;
+        if (IpAddress pgw; view->pgw_u && fteidSoleAddress(*view->pgw_u, pgw))
+          stats_.split.add(pgw);
+        if (!learnPgwAddress(n, *view->pgw_c, s.pgw_addr)) {
+          s.state = State::kAbandoned;
+          ++finished_;
+          return;
+        }
         s.pgw_teid = view->pgw_c->teid;
-        s.pgw_addr = fromIpv4(*view->pgw_c->ipv4);
         s.state = State::kEstablished;
         s.modifies_done = 0;
-        ++stats_.sessions_created;
         ++sessions_up_;
-        if (view->pgw_u && view->pgw_u->ipv4) stats_.split.add(fromIpv4(*view->pgw_u->ipv4));
       } else {
         ++stats_.sessions_rejected;
         s.state = State::kIdle;

@@ -35,14 +35,16 @@
 namespace gtpcp::peer {
 
 struct SgwNodeConfig {
-  uint32_t addr = 0;    // the node's address (its F-TEIDs name it)
+  IpAddress addr{};     // the node's address: its F-TEIDs name it, in its family
   uint32_t socket = 0;  // Outbox socket index of the node's socket
+  // The proxy's access address (in the node's family) and port: the node's
+  // requests go there.
+  Endpoint proxy{};
 };
 
 struct SgwConfig {
   std::vector<SgwNodeConfig> nodes;
-  Endpoint proxy{};     // the proxy's access address and port: requests go there
-  bool relay = false;   // a bare relay instead of a proxy: every request to `proxy`
+  bool relay = false;   // a bare relay instead of a proxy: every request to the node's `proxy`
   Identities ids;
   std::vector<std::string> apns{"internet"};
   uint32_t modifies = 1;     // Modify Bearer transactions per attach
@@ -54,7 +56,7 @@ struct SgwConfig {
   bool same_sequence = false;
   uint32_t sequence_seed = 0;  // first sequence number (per node unless same_sequence)
   std::bitset<256> expected_rejections;
-  std::vector<uint32_t> local_pgws;       // PGWs of this process, if any
+  std::vector<IpAddress> local_pgws;      // PGWs of this process, if any
   std::vector<uint8_t> local_pgw_causes;  // their --pgw-cause (0: none)
   uint8_t recovery = 1;
   bool allow_non_loopback = false;
@@ -110,7 +112,6 @@ class SgwEngine {
     int64_t first_sent = 0;
     int64_t deadline = 0;
     uint32_t pgw_teid = 0;  // header TEID of later requests
-    uint32_t pgw_addr = 0;  // where later requests go (the proxy's address)
     uint32_t seq = 0;
     uint32_t prev = kNil;   // outstanding list, in deadline order
     uint32_t next = kNil;
@@ -122,6 +123,9 @@ class SgwEngine {
     Txn txn = Txn::kCreate;
     uint8_t retries = 0;
     bool measured = false;
+    // Where later requests go: the control F-TEID's address in the node's
+    // family (the proxy's), checked safe when it was learnt.
+    IpAddress pgw_addr{};
   };
 
   // Requests recently answered or timed out, to tell a duplicate or late
@@ -134,7 +138,8 @@ class SgwEngine {
   static constexpr std::size_t kRecent = 4096;
 
   struct Node {
-    uint32_t addr = 0;
+    IpAddress addr{};
+    Endpoint proxy{};
     uint32_t socket = 0;
     uint32_t seq_next = 0;
     uint32_t q_head = kNil, q_tail = kNil, q_size = 0;
@@ -161,6 +166,10 @@ class SgwEngine {
   void forget(uint32_t index) noexcept;
   void abandon(uint32_t index) noexcept;
   void afterCompletion(uint32_t index) noexcept;
+  // Where subscriber requests go after an accepted creation whose PGW control
+  // F-TEID is `f`: its address in node `n`'s family. False when there is
+  // none, or it is not loopback and the run does not allow that.
+  bool learnPgwAddress(const Node& n, const gtp::v2::FTeid& f, IpAddress& out) noexcept;
   void answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept;
   // Subscriber `index` has control TEID `teid` on node `node` and is attached.
   bool attachedOn(uint32_t node, uint32_t teid, uint32_t& index) const noexcept;

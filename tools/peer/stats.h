@@ -11,6 +11,7 @@
 
 #include "common/gtp/errors.h"
 #include "tools/peer/latency.h"
+#include "tools/peer/udp.h"
 
 namespace gtpcp::peer {
 
@@ -73,11 +74,11 @@ std::string_view txnName(Txn t) noexcept;
 // behind the proxy). Fixed capacity; the rest land in `other`.
 struct SplitCounters {
   static constexpr std::size_t kMax = 64;
-  std::array<uint32_t, kMax> addr{};
+  std::array<IpAddress, kMax> addr{};
   std::array<uint64_t, kMax> count{};
   std::size_t size = 0;
   uint64_t other = 0;
-  void add(uint32_t a) noexcept {
+  void add(const IpAddress& a) noexcept {
     for (std::size_t i = 0; i < size; ++i)
       if (addr[i] == a) {
         ++count[i];

@@ -57,6 +57,7 @@ nlohmann::json toJson(const RunReport& r) {
   j["roles"] = {{"sgw", c.sgw_role}, {"pgw", c.pgw_role}};
   j["mode"] = modeName(c.mode);
   j["config"] = {{"proxy", c.options.proxy},
+                 {"proxy_gateway", c.options.proxy_gateway},
                  {"relay", c.options.relay},
                  {"sgw", c.options.sgw},
                  {"pgw", c.options.pgw},

@@ -6,13 +6,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 
 namespace gtpcp::peer {
 
-bool parseAddress(std::string_view text, uint32_t& out) noexcept {
+namespace {
+
+bool parseIpv4(std::string_view text, uint32_t& out) noexcept {
   uint32_t addr = 0;
   int parts = 0;
   std::size_t pos = 0;
@@ -35,44 +38,114 @@ bool parseAddress(std::string_view text, uint32_t& out) noexcept {
   return true;
 }
 
-bool parseEndpoint(std::string_view text, uint16_t default_port, Endpoint& out) noexcept {
-  const auto colon = text.find(':');
-  Endpoint e;
-  if (!parseAddress(text.substr(0, colon), e.addr)) return false;
-  e.port = default_port;
-  if (colon != std::string_view::npos) {
-    const auto digits = text.substr(colon + 1);
-    unsigned port = 0;
-    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-    if (ec != std::errc{} || p != digits.data() + digits.size() || digits.empty() || port > 65535)
-      return false;
-    e.port = static_cast<uint16_t>(port);
+bool parsePort(std::string_view digits, uint16_t& out) noexcept {
+  unsigned port = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (ec != std::errc{} || p != digits.data() + digits.size() || digits.empty() || port > 65535)
+    return false;
+  out = static_cast<uint16_t>(port);
+  return true;
+}
+
+}  // namespace
+
+bool parseAddress(std::string_view text, IpAddress& out) noexcept {
+  if (text.find(':') == std::string_view::npos) {
+    uint32_t v4 = 0;
+    if (!parseIpv4(text, v4)) return false;
+    out = IpAddress(v4);
+    return true;
   }
+  // inet_pton wants a C string; it also rejects scope IDs ("%eth0").
+  char buf[INET6_ADDRSTRLEN];
+  if (text.size() >= sizeof buf) return false;
+  std::memcpy(buf, text.data(), text.size());
+  buf[text.size()] = '\0';
+  std::array<uint8_t, 16> octets{};
+  if (::inet_pton(AF_INET6, buf, octets.data()) != 1) return false;
+  out = IpAddress::ipv6(octets);
+  return true;
+}
+
+bool parseEndpoint(std::string_view text, uint16_t default_port, Endpoint& out) noexcept {
+  Endpoint e;
+  e.port = default_port;
+  std::string_view host = text;
+  std::string_view port;
+  bool has_port = false;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos) return false;
+    host = text.substr(1, close - 1);
+    const auto rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return false;
+      port = rest.substr(1);
+      has_port = true;
+    }
+    // Brackets are for IPv6 only.
+    if (host.find(':') == std::string_view::npos) return false;
+  } else if (std::count(text.begin(), text.end(), ':') == 1) {
+    // One colon: IPv4 and a port. More: a bare IPv6 address.
+    const auto colon = text.find(':');
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    has_port = true;
+  }
+  if (!parseAddress(host, e.addr)) return false;
+  if (has_port && !parsePort(port, e.port)) return false;
   out = e;
   return true;
 }
 
-std::string addressToString(uint32_t addr) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 0xff,
-                (addr >> 8) & 0xff, addr & 0xff);
+std::string addressToString(const IpAddress& addr) {
+  char buf[INET6_ADDRSTRLEN];
+  if (addr.isV4()) {
+    const uint32_t a = addr.v4();
+    std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff,
+                  a & 0xff);
+  } else if (::inet_ntop(AF_INET6, addr.octets.data(), buf, sizeof buf) == nullptr) {
+    return "?";
+  }
   return buf;
 }
 
 std::string toString(const Endpoint& e) {
-  return addressToString(e.addr) + ":" + std::to_string(e.port);
+  const std::string host = addressToString(e.addr);
+  return (e.addr.isV4() ? host : "[" + host + "]") + ":" + std::to_string(e.port);
 }
 
-sockaddr_in toSockaddr(const Endpoint& e) noexcept {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(e.port);
-  sa.sin_addr.s_addr = htonl(e.addr);
-  return sa;
+bool isLoopback(const IpAddress& addr) noexcept {
+  static constexpr std::array<uint8_t, 16> kIpv6Loopback{0, 0, 0, 0, 0, 0, 0, 0,
+                                                         0, 0, 0, 0, 0, 0, 0, 1};
+  return addr.isV4() ? (addr.v4() >> 24) == 127 : addr.octets == kIpv6Loopback;
 }
 
-Endpoint fromSockaddr(const sockaddr_in& sa) noexcept {
-  return Endpoint{ntohl(sa.sin_addr.s_addr), ntohs(sa.sin_port)};
+socklen_t toSockaddr(const Endpoint& e, SocketAddress& out) noexcept {
+  if (e.addr.isV4()) {
+    out.v4 = sockaddr_in{};
+    out.v4.sin_family = AF_INET;
+    out.v4.sin_port = htons(e.port);
+    std::memcpy(&out.v4.sin_addr, e.addr.octets.data() + 12, 4);
+    return sizeof(sockaddr_in);
+  }
+  out.v6 = sockaddr_in6{};
+  out.v6.sin6_family = AF_INET6;
+  out.v6.sin6_port = htons(e.port);
+  std::memcpy(&out.v6.sin6_addr, e.addr.octets.data(), 16);
+  return sizeof(sockaddr_in6);
+}
+
+Endpoint fromSockaddr(const SocketAddress& sa) noexcept {
+  Endpoint e;
+  if (sa.any.sa_family == AF_INET6) {
+    std::memcpy(e.addr.octets.data(), &sa.v6.sin6_addr, 16);
+    e.port = ntohs(sa.v6.sin6_port);
+  } else {
+    std::memcpy(e.addr.octets.data() + 12, &sa.v4.sin_addr, 4);
+    e.port = ntohs(sa.v4.sin_port);
+  }
+  return e;
 }
 
 UdpSocket::~UdpSocket() {
@@ -116,21 +189,25 @@ int getBuffer(int fd, int option) {
 }  // namespace
 
 std::string UdpSocket::open(const Endpoint& local, int rcvbuf, int sndbuf) {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int family = local.addr.family();
+  const int fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return std::string("socket: ") + std::strerror(errno);
   setBuffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, rcvbuf);
   setBuffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, sndbuf);
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
-  const sockaddr_in sa = toSockaddr(local);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0) {
+  // An IPv6 node never hears IPv4 traffic through IPv4-mapped addresses.
+  if (family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  SocketAddress sa{};
+  const socklen_t sa_length = toSockaddr(local, sa);
+  if (::bind(fd, &sa.any, sa_length) != 0) {
     const int e = errno;
     ::close(fd);
     return "bind " + toString(local) + ": " + std::strerror(e);
   }
-  sockaddr_in bound{};
+  SocketAddress bound{};
   socklen_t len = sizeof bound;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  ::getsockname(fd, &bound.any, &len);
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
   local_ = fromSockaddr(bound);
@@ -151,7 +228,7 @@ int RecvBatch::receive(UdpSocket& socket) noexcept {
   for (std::size_t i = 0; i < kBatch; ++i) {
     msghdr& h = msgs_[i].msg_hdr;
     h.msg_name = &addrs_[i];
-    h.msg_namelen = sizeof(sockaddr_in);
+    h.msg_namelen = sizeof(SocketAddress);
     h.msg_iov = &iovs_[i];
     h.msg_iovlen = 1;
     h.msg_control = control_[i].data();
@@ -191,7 +268,7 @@ void SendBatch::commit(const Endpoint& to, std::size_t length) noexcept {
   }
   iovs_[count_].iov_base = slots_.get() + count_ * kSlotSize;
   iovs_[count_].iov_len = length;
-  addrs_[count_] = toSockaddr(to);
+  addr_lengths_[count_] = toSockaddr(to, addrs_[count_]);
   ++count_;
 }
 
@@ -209,7 +286,7 @@ void SendBatch::pushRef(int fd, const Endpoint& to, std::span<const uint8_t> byt
   if (count_ == kBatch) flush(fd);
   iovs_[count_].iov_base = const_cast<uint8_t*>(bytes.data());
   iovs_[count_].iov_len = bytes.size();
-  addrs_[count_] = toSockaddr(to);
+  addr_lengths_[count_] = toSockaddr(to, addrs_[count_]);
   ++count_;
 }
 
@@ -219,7 +296,7 @@ void SendBatch::flush(int fd) noexcept {
     msghdr& h = msgs_[i].msg_hdr;
     h = msghdr{};
     h.msg_name = &addrs_[i];
-    h.msg_namelen = sizeof(sockaddr_in);
+    h.msg_namelen = addr_lengths_[i];
     h.msg_iov = &iovs_[i];
     h.msg_iovlen = 1;
   }

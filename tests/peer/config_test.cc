@@ -1,0 +1,133 @@
+// The emulator's options as makeRunConfig() checks them, for what depends on
+// address families: nodes and the proxy of either family, one proxy address
+// per family, and each node paired with the proxy's address of its own.
+#include "tools/peer/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gtpcp::peer {
+namespace {
+
+IpAddress address(const std::string& text) {
+  IpAddress a;
+  EXPECT_TRUE(parseAddress(text, a)) << text;
+  return a;
+}
+
+// Options of a run on the IPv6 addresses of a test's network namespace.
+PeerOptions ipv6Options() {
+  PeerOptions o;
+  o.proxy = {"fd00:77::1"};
+  o.sgw = {"fd00:77::11", "fd00:77::12"};
+  o.pgw = {"fd00:77::21"};
+  o.allow_non_loopback = true;
+  return o;
+}
+
+// The problems makeRunConfig() finds, one string.
+std::string problems(const PeerOptions& o, RunConfig& c) {
+  std::string text;
+  for (const auto& e : makeRunConfig(o, c)) text += e + "\n";
+  return text;
+}
+
+TEST(Config, Ipv6OnBothSides) {
+  RunConfig c;
+  ASSERT_EQ(problems(ipv6Options(), c), "");
+  ASSERT_EQ(c.sgw_binds.size(), 2u);
+  EXPECT_EQ(c.sgw_binds[0], (Endpoint{address("fd00:77::11"), kGtpcPort}));
+  EXPECT_EQ(c.pgw_binds[0], (Endpoint{address("fd00:77::21"), kGtpcPort}));
+  ASSERT_EQ(c.sgw.nodes.size(), 2u);
+  for (const auto& n : c.sgw.nodes)
+    EXPECT_EQ(n.proxy, (Endpoint{address("fd00:77::1"), kGtpcPort}));
+  ASSERT_EQ(c.pgw.nodes.size(), 1u);
+  EXPECT_EQ(c.pgw.nodes[0].proxy_gateway, address("fd00:77::1"));
+  ASSERT_EQ(c.sgw.local_pgws.size(), 1u);
+  EXPECT_EQ(c.sgw.local_pgws[0], address("fd00:77::21"));
+}
+
+TEST(Config, MixedFamiliesPairEachNodeWithTheProxysAddressOfItsFamily) {
+  PeerOptions o = ipv6Options();
+  o.proxy = {"[fd00:77::1]:2124"};
+  o.proxy_gateway = {"127.77.7.2"};
+  o.pgw = {"127.77.7.21"};
+  o.pgw_cause = {"127.77.7.21=73"};
+  RunConfig c;
+  ASSERT_EQ(problems(o, c), "");
+  EXPECT_EQ(c.sgw.nodes[0].proxy, (Endpoint{address("fd00:77::1"), 2124}));
+  EXPECT_EQ(c.pgw.nodes[0].proxy_gateway, address("127.77.7.2"));
+  EXPECT_EQ(c.pgw.nodes[0].reject_cause, 73);
+
+  // A dual-stack proxy: SGWs of both families, each to its own.
+  o.proxy = {"127.77.7.1", "fd00:77::1"};
+  o.proxy_gateway = {};
+  o.sgw = {"127.77.7.11", "fd00:77::11"};
+  o.pgw = {"127.77.7.21", "fd00:77::21"};
+  o.pgw_cause = {"fd00:77::21=94"};
+  ASSERT_EQ(problems(o, c), "");
+  EXPECT_EQ(c.sgw.nodes[0].proxy, (Endpoint{address("127.77.7.1"), kGtpcPort}));
+  EXPECT_EQ(c.sgw.nodes[1].proxy, (Endpoint{address("fd00:77::1"), kGtpcPort}));
+  EXPECT_EQ(c.pgw.nodes[0].proxy_gateway, address("127.77.7.1"));
+  EXPECT_EQ(c.pgw.nodes[1].proxy_gateway, address("fd00:77::1"));
+  EXPECT_EQ(c.pgw.nodes[1].reject_cause, 94);
+}
+
+TEST(Config, EveryFamilyProblemIsNamed) {
+  RunConfig c;
+  PeerOptions o = ipv6Options();
+  o.proxy = {"127.0.0.1"};
+  EXPECT_NE(problems(o, c).find("--sgw: fd00:77::11 is IPv6 and --proxy has no IPv6 address"),
+            std::string::npos)
+      << problems(o, c);
+  EXPECT_NE(problems(o, c).find(
+                "--pgw: fd00:77::21 is IPv6 and the proxy's gateway side (--proxy) has no IPv6"),
+            std::string::npos)
+      << problems(o, c);
+
+  o = ipv6Options();
+  o.proxy_gateway = {"127.0.0.1"};
+  EXPECT_NE(problems(o, c).find("(--proxy-gateway) has no IPv6 address"), std::string::npos)
+      << problems(o, c);
+  // Through a relay the PGWs check no proxy address.
+  o.relay = true;
+  EXPECT_EQ(problems(o, c), "");
+
+  o = ipv6Options();
+  o.proxy = {"fd00:77::1", "[fd00:77::2]:2123"};
+  EXPECT_NE(problems(o, c).find("--proxy: one IPv6 address at most"), std::string::npos)
+      << problems(o, c);
+  o = ipv6Options();
+  o.proxy_gateway = {"127.0.0.1", "127.0.0.2"};
+  EXPECT_NE(problems(o, c).find("--proxy-gateway: one IPv4 address at most"), std::string::npos)
+      << problems(o, c);
+
+  // Outside the loopback addresses (127.0.0.0/8, ::1) only when allowed.
+  o = ipv6Options();
+  o.allow_non_loopback = false;
+  const std::string text = problems(o, c);
+  for (const char* option : {"--proxy: fd00:77::1", "--sgw: fd00:77::11", "--pgw: fd00:77::21"})
+    EXPECT_NE(text.find(std::string(option) + " is not a loopback address"), std::string::npos)
+        << text;
+  o.proxy = {"[::1]:2124"};
+  o.sgw = {"::1"};
+  o.pgw = {};
+  EXPECT_EQ(problems(o, c), "");
+
+  o = ipv6Options();
+  o.sgw = {"fd00:77::11%lo"};
+  EXPECT_NE(problems(o, c).find("'fd00:77::11%lo' is not an IPv4 or IPv6 address"),
+            std::string::npos);
+  o = ipv6Options();
+  o.proxy = {"fd00:77::1:2124"};  // a port needs brackets: this is an address
+  EXPECT_EQ(problems(o, c), "");
+  EXPECT_EQ(c.sgw.nodes[0].proxy, (Endpoint{address("fd00:77::1:2124"), kGtpcPort}));
+  o.sgw = {"fd00:77::11", "fd00:77:0::11"};
+  EXPECT_NE(problems(o, c).find("--sgw: fd00:77:0::11 given twice"), std::string::npos)
+      << problems(o, c);
+}
+
+}  // namespace
+}  // namespace gtpcp::peer
