@@ -109,6 +109,7 @@ void Proxy::setGatewayStatus(const forwarder::ForwarderShm* shm) {
 
 void Proxy::handle(const Arrival& arrival, std::span<uint8_t> bytes) noexcept {
   now_ns_ = std::max(now_ns_, arrival.now_ns);
+  now_wall_ns_ = arrival.wall_ns;
   rewriter_.reset();
   counters_.datagrams_received.add();
   if (bytes.empty() || (bytes[0] >> 5) != kVersion) {
@@ -283,6 +284,9 @@ void Proxy::createSession(Context& c) noexcept {
   }
   t->attempts = 1;
   t->tried[0] = *gateway_index;
+  // A creation in flight is state another instance needs too: the PGW's
+  // answer may reach it.
+  persist(*s, &m, Leg::kAccess);
   // The header TEID stays 0: the PGW has no TEID for this session yet.
   patchSequenceNumber(c.message_bytes, sequence);
   const auto out = outgoing(c, true);
@@ -341,6 +345,7 @@ void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
       t->flags |= kDeletesPdnConnection;
   }
   session.updated_ns = c.arrival.wall_ns;
+  persist(session, &c.message, from);
   // A request sent with TEID 0 (a PGW Downlink Triggering Notification)
   // goes on with TEID 0 (TS 29.274 §5.5.2).
   if (h.teid != 0) patchTeid(c.message_bytes, peer.teid);
@@ -532,13 +537,14 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
       counters_.sessions_rejected.add();
       answer(t.requester_socket, t.requester, static_cast<uint8_t>(MessageType::kCreateSessionResponse),
              s.sgw.teid, t.requester_sequence, static_cast<uint8_t>(Cause::kNoResourcesAvailable), 0, 0, &t);
-      sessions_.release(s);
+      endSession(s);
       return;
     }
     s.state = static_cast<uint8_t>(SessionState::kActive);
     s.updated_ns = c.arrival.wall_ns;
     trackBearers(t.message_type, s, m);
     noteCsids(s, m);
+    persist(s, &m, Leg::kGateway);
     counters_.sessions_created.add();
   }
   patchTeid(c.message_bytes, s.sgw.teid);
@@ -550,7 +556,7 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
   if (!ok) {
     // A rejected creation leaves no session behind.
     counters_.sessions_rejected.add();
-    sessions_.release(s);
+    endSession(s);
   }
   counters_.sessions_active.set(sessions_.active());
 }
@@ -582,16 +588,23 @@ void Proxy::relayResponse(Context& c, TransactionShm& t, SessionShm* session) no
       t.message_type == static_cast<uint8_t>(MessageType::kDeleteSessionRequest) ||
       (t.message_type == static_cast<uint8_t>(MessageType::kDeleteBearerRequest) && (t.flags & kDeletesPdnConnection));
   if (deletes_session && ended) {
-    sessions_.release(*session);
+    endSession(*session);
     counters_.sessions_deleted.add();
     counters_.sessions_active.set(sessions_.active());
     return;
   }
+  session->updated_ns = c.arrival.wall_ns;
   if (cause && accepted(cause->value)) {
+    const uint16_t before = session->ebis;
     trackBearers(t.message_type, *session, c.message);
     if (from == Leg::kGateway) noteCsids(*session, c.message);
+    persist(*session, &c.message, from);
+    if (const uint16_t removed = before & ~session->ebis; removed != 0 && changes_) {
+      if (!changes_->removeBearers(*session, sessions_.teid(*session, Leg::kAccess), sessions_.partitionOf(*session),
+                                   now_wall_ns_, removed))
+        counters_.persist_ring_full.add();
+    }
   }
-  session->updated_ns = c.arrival.wall_ns;
 }
 
 void Proxy::trackBearers(uint8_t request_type, SessionShm& s, const Message& response) noexcept {
@@ -846,6 +859,34 @@ void Proxy::reply(TransactionShm& t, std::span<const uint8_t> bytes) noexcept {
   transactions_.answered(t, bytes);
 }
 
+void Proxy::setPersist(PersistSink* sink) noexcept {
+  if (sink == nullptr) {
+    changes_.reset();
+  } else {
+    changes_.emplace(*sink);
+  }
+}
+
+void Proxy::persist(const SessionShm& s, const Message* m, Leg from) noexcept {
+  if (!changes_) return;
+  if (changes_->upsert(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, m, from)) {
+    counters_.persist_changes.add();
+  } else {
+    counters_.persist_ring_full.add();
+  }
+}
+
+void Proxy::endSession(SessionShm& s) noexcept {
+  if (changes_) {
+    if (changes_->erase(sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_)) {
+      counters_.persist_changes.add();
+    } else {
+      counters_.persist_ring_full.add();
+    }
+  }
+  sessions_.release(s);
+}
+
 uint32_t Proxy::allocateSequence(bool command) noexcept {
   // seq % W == index, so that a response which carries no TEID still reaches
   // this worker (the forwarder routes it by sequence number).
@@ -962,7 +1003,7 @@ void Proxy::cleanUpRestarts(uint64_t now_ns) noexcept {
     if (notify_credit_ < 1) return false;  // this one waits for the next turn
     notify_credit_ -= 1;
     sendDeleteBearer(s);
-    sessions_.release(s);
+    endSession(s);
     counters_.restart_sessions_removed.add();
     return true;
   });
@@ -1086,7 +1127,7 @@ bool Proxy::failOver(TransactionShm& t, SessionShm& s) noexcept {
     counters_.sessions_rejected.add();
     answer(t.requester_socket, t.requester, static_cast<uint8_t>(MessageType::kCreateSessionResponse), s.sgw.teid,
            t.requester_sequence, failover.exhaustedCause(), 0, 0, &t);
-    sessions_.release(s);
+    endSession(s);
     counters_.sessions_active.set(sessions_.active());
     return false;
   }
@@ -1106,6 +1147,7 @@ bool Proxy::failOver(TransactionShm& t, SessionShm& s) noexcept {
   // The copy kept is the one with the new number (a later failover starts from it).
   transactions_.keepRequest(t, bytes);
   counters_.creations_failed_over.add();
+  persist(s, nullptr, Leg::kGateway);
   if (failover.response_timeout_ms != 0) startCreationTimer(t, now_ns_);
   send(socket, address, bytes);
   return true;
@@ -1166,6 +1208,7 @@ void Proxy::expireCreations(uint64_t now_ns) noexcept {
 
 void Proxy::tick(uint64_t now_ns) noexcept {
   now_ns_ = std::max(now_ns_, now_ns);
+  if (changes_) now_wall_ns_ = realtimeNs();
   expireCreations(now_ns);
   retransmitOwnRequests(now_ns);
   if (status_shm_ != nullptr && now_ns >= next_watch_ns_) watchGateways(now_ns, realtimeNs());
@@ -1191,7 +1234,7 @@ void Proxy::tick(uint64_t now_ns) noexcept {
     // N3 retransmissions fit in the same time), so the session goes.
     SessionShm* s = sessions_.find(t.session_teid);
     if (s != nullptr && s->state == static_cast<uint8_t>(SessionState::kCreating)) {
-      sessions_.release(*s);
+      endSession(*s);
       counters_.sessions_expired.add();
       counters_.sessions_active.set(sessions_.active());
     }

@@ -20,6 +20,7 @@
 #include "common/net/address.h"
 #include "forwarder/lib/forwarder_shm.h"
 #include "workers/lib/connection_set.h"
+#include "workers/lib/persist.h"
 #include "workers/lib/egress.h"
 #include "workers/lib/session_table.h"
 #include "workers/lib/transaction_table.h"
@@ -65,6 +66,9 @@ class Proxy {
   // Where the forwarder's health checks publish gateway states and restarts
   // (ForwarderShm::gateways); without it every gateway counts as up.
   void setGatewayStatus(const forwarder::ForwarderShm* shm);
+
+  // Where changes of sessions go for Redis; none: not persisted.
+  void setPersist(PersistSink* sink) noexcept;
 
   struct Context;  // the datagram being handled
 
@@ -130,6 +134,11 @@ class Proxy {
               uint32_t sequence, uint8_t cause, uint8_t offending_type = 0,
               uint8_t offending_instance = 0, TransactionShm* transaction = nullptr) noexcept;
   uint32_t allocateSequence(bool command) noexcept;
+  // The session's state as of now (and the attributes `m`, from `from`,
+  // carries) to the persist ring.
+  void persist(const SessionShm& session, const gtp::v2::Message* m, Leg from) noexcept;
+  // The session is over: its record goes, its slot is freed.
+  void endSession(SessionShm& session) noexcept;
 
   // -- gateways: health, failover, restarts
   bool gatewayUp(uint16_t gateway) const noexcept;
@@ -179,6 +188,8 @@ class Proxy {
   uint64_t last_tick_ns_ = 0;
   uint64_t sweep_credit_ = 0;  // table slots the sweep owes
   uint64_t now_ns_ = 0;        // the latest CLOCK_MONOTONIC reading seen
+  uint64_t now_wall_ns_ = 0;   // CLOCK_REALTIME of the datagram or turn being handled
+  std::optional<ChangeWriter> changes_;
 
   struct GatewayWatch {
     const forwarder::GatewayStatusShm* status = nullptr;  // none: unchecked, counts as up

@@ -108,7 +108,7 @@ void Proxy::deleteConnectionSets() noexcept {
         socket = s.access_socket;
       }
       relaySetDeletion(d, from_access ? Leg::kGateway : Leg::kAccess, socket, peer);
-      sessions_.release(s);
+      endSession(s);
       counters_.connection_set_sessions_deleted.add();
       deleted = true;
       return true;

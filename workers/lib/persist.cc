@@ -1,0 +1,121 @@
+#include "workers/lib/persist.h"
+
+#include <cstring>
+
+#include "common/gtp/v2/ies.h"
+
+namespace gtpcp::worker {
+
+using namespace gtp::v2;
+
+namespace {
+
+// Appends attributes to a record being built; drops what does not fit (the
+// record stays valid: a torn Bearer Context is never written).
+class Appender {
+ public:
+  Appender(std::span<uint8_t> out, std::size_t pos) noexcept : out_(out), pos_(pos) {}
+  void add(Attribute a, uint8_t ebi, std::span<const uint8_t> value) noexcept {
+    if (value.size() > 0xffff || out_.size() - pos_ < sizeof(AttributeHeader) + value.size()) return;
+    const AttributeHeader h{static_cast<uint8_t>(a), ebi, static_cast<uint16_t>(value.size())};
+    std::memcpy(out_.data() + pos_, &h, sizeof h);
+    pos_ += sizeof h;
+    if (!value.empty()) std::memcpy(out_.data() + pos_, value.data(), value.size());
+    pos_ += value.size();
+  }
+  std::size_t size() const noexcept { return pos_; }
+
+ private:
+  std::span<uint8_t> out_;
+  std::size_t pos_;
+};
+
+Attribute attributeOf(IeType type, Leg from) noexcept {
+  switch (type) {
+    case IeType::kImsi: return Attribute::kImsi;
+    case IeType::kMsisdn: return Attribute::kMsisdn;
+    case IeType::kMei: return Attribute::kMei;
+    case IeType::kRatType: return Attribute::kRatType;
+    case IeType::kServingNetwork: return Attribute::kServingNetwork;
+    case IeType::kUli: return Attribute::kUli;
+    case IeType::kPaa: return Attribute::kPaa;
+    case IeType::kAmbr: return Attribute::kApnAmbr;
+    case IeType::kBearerContext:
+      return from == Leg::kAccess ? Attribute::kBearerFromAccess : Attribute::kBearerFromGateway;
+    default: return Attribute{};
+  }
+}
+
+std::span<uint8_t> begin(PersistSink& sink, ChangeKind kind, uint16_t partition, uint32_t teid,
+                         uint64_t wall_ns, const SessionShm* core) noexcept {
+  auto out = sink.reserve(kind, partition, ChangeWriter::kMaxRecord);
+  if (out.size() < sizeof(ChangeHeader)) return {};
+  ChangeHeader h{};
+  h.session_teid = teid;
+  h.kind = static_cast<uint16_t>(kind);
+  h.wall_ns = wall_ns;
+  if (core != nullptr) h.core = *core;
+  std::memcpy(out.data(), &h, sizeof h);
+  return out;
+}
+
+}  // namespace
+
+bool ChangeWriter::upsert(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
+                          const Message* m, Leg from) noexcept {
+  auto out = begin(sink_, ChangeKind::kUpsert, partition, session_teid, wall_ns, &session);
+  if (out.empty()) return false;
+  Appender a(out, sizeof(ChangeHeader));
+  if (m != nullptr) {
+    for (const Ie& ie : m->topLevel()) {
+      // Instance 0 only: other instances of these types are other things
+      // (a Bearer Context to be removed is instance 1 in some messages).
+      if (ie.instance() != 0) continue;
+      const Attribute attr = attributeOf(ie.ieType(), from);
+      if (attr == Attribute{}) continue;
+      uint8_t ebi = 0;
+      if (ie.ieType() == IeType::kBearerContext) {
+        const Ie* e = m->findChild(ie, IeType::kEbi, 0);
+        if (e == nullptr) continue;
+        auto v = read<Ebi>(*m, *e);
+        if (!v || v->value == 0) continue;  // a bearer the PGW has not numbered yet
+        ebi = v->value;
+      }
+      a.add(attr, ebi, m->value(ie));
+    }
+  }
+  sink_.commit(a.size());
+  return true;
+}
+
+bool ChangeWriter::removeBearers(const SessionShm& session, uint32_t session_teid, uint16_t partition,
+                                 uint64_t wall_ns, uint16_t ebis) noexcept {
+  auto out = begin(sink_, ChangeKind::kUpsert, partition, session_teid, wall_ns, &session);
+  if (out.empty()) return false;
+  Appender a(out, sizeof(ChangeHeader));
+  for (uint8_t ebi = 1; ebi < 16; ++ebi)
+    if (ebis & (1u << ebi)) a.add(Attribute::kBearerRemoved, ebi, {});
+  sink_.commit(a.size());
+  return true;
+}
+
+bool ChangeWriter::erase(uint32_t session_teid, uint16_t partition, uint64_t wall_ns) noexcept {
+  auto out = begin(sink_, ChangeKind::kDelete, partition, session_teid, wall_ns, nullptr);
+  if (out.empty()) return false;
+  sink_.commit(sizeof(ChangeHeader));
+  return true;
+}
+
+bool ChangeView::parse(std::span<const uint8_t> record, ChangeView& out) noexcept {
+  if (record.size() < sizeof(ChangeHeader) ||
+      reinterpret_cast<uintptr_t>(record.data()) % alignof(ChangeHeader) != 0)
+    return false;
+  out.header = reinterpret_cast<const ChangeHeader*>(record.data());
+  if (out.header->kind != static_cast<uint16_t>(ChangeKind::kUpsert) &&
+      out.header->kind != static_cast<uint16_t>(ChangeKind::kDelete))
+    return false;
+  out.attributes = record.subspan(sizeof(ChangeHeader));
+  return true;
+}
+
+}  // namespace gtpcp::worker

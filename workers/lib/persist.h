@@ -1,0 +1,120 @@
+// What leaves a worker for Redis: one record per change of a session's state,
+// on the worker's persist ring, for gtpcp-persister to batch (DESIGN.md,
+// "State and storage").
+//
+// The worker does no more than copy: a snapshot of the session's slot (what
+// the proxy itself needs to carry the session on) and the raw values of the
+// IEs the session record keeps that the message carried (subscriber and
+// location from the SGW, address and rates from the PGW, Bearer Contexts from
+// both). The persister decodes them into the protobuf record
+// (proto/session.proto); the data path stays free of protobuf and allocation.
+//
+// A record (the ring payload): ChangeHeader, then attributes, each an
+// AttributeHeader and `length` octets. DatagramMeta::flags carries the
+// ChangeKind and DatagramMeta::aux the session's partition.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <type_traits>
+
+#include "common/gtp/v2/message.h"
+#include "workers/lib/teid.h"
+#include "workers/lib/worker_shm.h"
+
+namespace gtpcp::worker {
+
+enum class ChangeKind : uint16_t {
+  kUpsert = 1,  // the session exists; `core` is its slot as of this change
+  kDelete = 2,  // the session is gone: its record and indexes go
+};
+
+// What an attribute's octets are.
+enum class Attribute : uint8_t {
+  kImsi = 1,            // IE values as received (TS 29.274 §8)
+  kMsisdn = 2,
+  kMei = 3,
+  kRatType = 4,
+  kServingNetwork = 5,
+  kUli = 6,
+  kPaa = 7,
+  kApnAmbr = 8,
+  kBearerFromAccess = 9,   // a Bearer Context (grouped IE value) the SGW sent
+  kBearerFromGateway = 10, // one the PGW sent
+  kBearerRemoved = 11,     // no octets: bearer `ebi` is gone
+};
+
+struct ChangeHeader {
+  uint32_t session_teid;   // the session's access-leg proxy TEID: names the record
+  uint16_t kind;           // ChangeKind
+  uint16_t reserved;
+  uint64_t wall_ns;        // CLOCK_REALTIME of the change
+  SessionShm core;         // kUpsert only; zero for kDelete
+};
+static_assert(std::is_trivially_copyable_v<ChangeHeader>);
+
+struct AttributeHeader {
+  uint8_t attribute;  // Attribute
+  uint8_t ebi;        // bearer attributes: the EPS bearer; else 0
+  uint16_t length;
+};
+
+// The end of the persist ring a worker writes, or a test's record of it.
+class PersistSink {
+ public:
+  virtual ~PersistSink() = default;
+  // Room for a record of up to `max` octets, or an empty span when the ring
+  // is full (the change is lost and counted by the caller).
+  virtual std::span<uint8_t> reserve(ChangeKind kind, uint16_t partition, std::size_t max) noexcept = 0;
+  // The record reserved last is `length` octets long.
+  virtual void commit(std::size_t length) noexcept = 0;
+};
+
+// Builds change records into a PersistSink.
+class ChangeWriter {
+ public:
+  // A record never exceeds this: a few Bearer Contexts and identities.
+  static constexpr std::size_t kMaxRecord = 4096;
+
+  explicit ChangeWriter(PersistSink& sink) noexcept : sink_(sink) {}
+
+  // The session as it is now, with the attributes `m` (from `from`) carries;
+  // `m` may be null (a change of the proxy's own state). False when the ring
+  // had no room.
+  bool upsert(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
+              const gtp::v2::Message* m, Leg from) noexcept;
+  // Bearers the session no longer has (bits of `ebis`).
+  bool removeBearers(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
+                     uint16_t ebis) noexcept;
+  bool erase(uint32_t session_teid, uint16_t partition, uint64_t wall_ns) noexcept;
+
+ private:
+  PersistSink& sink_;
+};
+
+// Reads a record back (the persister, tests). Invalid records give false.
+struct ChangeView {
+  const ChangeHeader* header = nullptr;
+  std::span<const uint8_t> attributes;  // AttributeHeader-prefixed values
+
+  static bool parse(std::span<const uint8_t> record, ChangeView& out) noexcept;
+  // Calls f(Attribute, ebi, value) for each attribute; false on a torn one.
+  template <class F>
+  bool forEach(F&& f) const noexcept {
+    std::size_t pos = 0;
+    while (pos < attributes.size()) {
+      if (attributes.size() - pos < sizeof(AttributeHeader)) return false;
+      AttributeHeader a;
+      std::memcpy(&a, attributes.data() + pos, sizeof a);
+      pos += sizeof a;
+      if (attributes.size() - pos < a.length) return false;
+      f(static_cast<Attribute>(a.attribute), a.ebi, attributes.subspan(pos, a.length));
+      pos += a.length;
+    }
+    return true;
+  }
+};
+
+}  // namespace gtpcp::worker
