@@ -32,6 +32,7 @@ struct KeyValue {
   int64_t integer = 0;  // kInteger; kEnum: index in choices
   std::string text;     // kName, kPath
   std::vector<int64_t> list;
+  std::vector<InstanceConfig::Storage::Server> endpoints;  // kEndpointList
   gtp::Ipv4 ipv4;
   gtp::Ipv6 ipv6;
 };
@@ -173,6 +174,12 @@ constexpr KeyInfo kKeys[] = {
    .doc = "Slots of each worker's ring of session-creating requests; when full, new sessions are rejected.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.rings.new_slots.configured = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.rings.new_slots.effective); }},
+  {.path = "rings.persist_slots", .type = KeyType::kInteger, .min = 4096, .max = 4194304,
+   .default_value = "262144", .flags = KeyInfo::kPowerOfTwo,
+   .doc = "Slots of each worker's ring of session changes toward the persister: what waits while Redis is "
+          "unreachable (a change takes about 8 slots); when full, changes are dropped and counted.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.rings.persist_slots.configured = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.rings.persist_slots.effective); }},
   {.path = "rings.batch", .type = KeyType::kInteger, .min = 1, .max = 1024, .default_value = "64",
    .doc = "Datagrams per recvmmsg/sendmmsg call.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.rings.batch = static_cast<uint32_t>(v.integer); },
@@ -197,6 +204,42 @@ constexpr KeyInfo kKeys[] = {
           "per worker x average answer size x T3 x (N3 + 1).",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.sessions.answer_cache_bytes = static_cast<uint64_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.sessions.answer_cache_bytes); }},
+
+  {.path = "storage", .type = KeyType::kSection, .doc = "Redis, where the group keeps its sessions."},
+  {.path = "storage.mode", .type = KeyType::kEnum, .default_value = "embedded",
+   .choices = "embedded|single|cluster|sentinel|off",
+   .doc = "Which Redis: embedded (gtpcp start runs a local redis-server, its data in run_dir), single (one "
+          "server), cluster (Redis Cluster; servers are seed nodes), sentinel (a Sentinel-managed primary; "
+          "servers are the sentinels) or off (sessions live in shared memory only).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.mode = static_cast<InstanceConfig::Storage::Mode>(v.integer); },
+   .show = [](const InstanceConfig& c) {
+      constexpr const char* kNames[] = {"embedded", "single", "cluster", "sentinel", "off"};
+      return std::string(kNames[static_cast<int>(c.storage.mode)]); }},
+  {.path = "storage.servers", .type = KeyType::kEndpointList, .min = 0, .max = 64, .default_value = "[]",
+   .doc = "Redis servers as \"address:port\" (IPv6 as \"[address]:port\"): one for single, seed nodes for "
+          "cluster, the sentinels for sentinel; none for embedded and off.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.servers = v.endpoints; },
+   .show = [](const InstanceConfig& c) {
+      std::string out = "[";
+      for (std::size_t i = 0; i < c.storage.servers.size(); ++i) {
+        const auto& e = c.storage.servers[i];
+        const bool v6 = e.address.find(':') != std::string::npos;
+        out += (i ? ", " : "") + (v6 ? "\"[" + e.address + "]:" : "\"" + e.address + ":") + std::to_string(e.port) + "\"";
+      }
+      return out + "]"; }},
+  {.path = "storage.sentinel_master", .type = KeyType::kName, .min = 1, .max = 64, .default_value = "gtpcp",
+   .doc = "The name the sentinels monitor the primary under (sentinel mode).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.sentinel_master = v.text; },
+   .show = [](const InstanceConfig& c) { return c.storage.sentinel_master; }},
+  {.path = "storage.embedded_port", .type = KeyType::kInteger, .min = 1024, .max = 65535, .default_value = "6379",
+   .doc = "Port of the embedded redis-server on 127.0.0.1 (embedded mode).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.embedded_port = static_cast<uint16_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.storage.embedded_port); }},
+  {.path = "storage.persist", .type = KeyType::kEnum, .default_value = "async", .choices = "async|sync",
+   .doc = "When answers leave: async (at once, the changes following in batches) or sync (an answer that "
+          "creates, changes or deletes a session waits until Redis acknowledged the change).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.persist = static_cast<InstanceConfig::Storage::Persist>(v.integer); },
+   .show = [](const InstanceConfig& c) { return std::string(c.storage.persist == InstanceConfig::Storage::Persist::kSync ? "sync" : "async"); }},
 
   {.path = "cpu", .type = KeyType::kSection, .doc = "CPU pinning."},
   {.path = "cpu.forwarder", .type = KeyType::kInteger, .min = -1, .max = 1023, .default_value = "-1",
@@ -279,6 +322,32 @@ std::string placeholderProblem(std::string_view text) {
   return "";
 }
 
+// "192.0.2.1:6379" or "[2001:db8::1]:6379".
+std::optional<InstanceConfig::Storage::Server> parseEndpoint(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == text.size()) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  const std::string_view port_text = text.substr(colon + 1);
+  uint32_t port = 0;
+  for (char ch : port_text) {
+    if (ch < '0' || ch > '9' || port > 65535) return std::nullopt;
+    port = port * 10 + static_cast<uint32_t>(ch - '0');
+  }
+  if (port == 0 || port > 65535) return std::nullopt;
+  InstanceConfig::Storage::Server out;
+  out.port = static_cast<uint16_t>(port);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    gtp::Ipv6 a;
+    if (!gtp::parseIpv6(std::string(host), a)) return std::nullopt;
+  } else {
+    gtp::Ipv4 a;
+    if (!gtp::parseIpv4(std::string(host), a)) return std::nullopt;
+  }
+  out.address = std::string(host);
+  return out;
+}
+
 std::optional<KeyValue> readValue(const KeyInfo& key, const YAML::Node& node, int line,
                                   Diagnostics& diag) {
   const std::string path(key.path);
@@ -306,6 +375,33 @@ std::optional<KeyValue> readValue(const KeyInfo& key, const YAML::Node& node, in
         auto value = detail::readInteger(item, item_line, detail::indexKey(path, i), key.min, key.max, diag);
         if (value) v.list.push_back(*value);
         ok = ok && value.has_value();
+      }
+      if (!ok) return std::nullopt;
+      return v;
+    }
+    case KeyType::kEndpointList: {
+      if (!node.IsSequence()) {
+        diag.error(line, path, "expected a list of \"address:port\", found " + std::string(detail::kindOf(node)));
+        return std::nullopt;
+      }
+      if (node.size() > static_cast<std::size_t>(key.max)) {
+        diag.error(line, path, "has " + std::to_string(node.size()) + " entries; at most " + std::to_string(key.max));
+        return std::nullopt;
+      }
+      bool ok = true;
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        const YAML::Node item = node[i];
+        const int item_line = detail::lineOf(item) ? detail::lineOf(item) : line;
+        const std::string item_path = detail::indexKey(path, i);
+        const std::string* text = detail::readScalar(item, item_line, item_path, "\"address:port\"", diag);
+        auto endpoint = text ? parseEndpoint(*text) : std::nullopt;
+        if (text && !endpoint) {
+          diag.error(item_line, item_path,
+                     quote(*text) + " is not \"address:port\" (an IPv4 address, or an IPv6 one in brackets, "
+                                    "and a port 1..65535)");
+        }
+        if (endpoint) v.endpoints.push_back(*endpoint);
+        ok = ok && endpoint.has_value();
       }
       if (!ok) return std::nullopt;
       return v;
@@ -388,7 +484,8 @@ std::optional<KeyValue> readValue(const KeyInfo& key, const YAML::Node& node, in
 // example file: integers and lists as they are, other values quoted when
 // YAML could read them as something else.
 std::string yamlText(const KeyInfo& key, std::string_view value) {
-  if (key.type == KeyType::kInteger || key.type == KeyType::kIntegerList) return std::string(value);
+  if (key.type == KeyType::kInteger || key.type == KeyType::kIntegerList || key.type == KeyType::kEndpointList)
+    return std::string(value);
   const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '.' || c == '/' || c == '-';
@@ -502,6 +599,29 @@ void crossCheck(InstanceConfig& c, const Found& found, Diagnostics& diag) {
                    std::to_string(c.workers) + ": give one CPU per worker, or []");
   }
 
+  if (!diag.hasErrorAt("storage.mode") && !diag.hasErrorAt("storage.servers")) {
+    using Mode = InstanceConfig::Storage::Mode;
+    const std::size_t n = c.storage.servers.size();
+    const bool listed = found.values.count("storage.servers") != 0;
+    const std::string path = listed ? "storage.servers" : "storage.mode";
+    const int line = entryLine(found, path);
+    switch (c.storage.mode) {
+      case Mode::kEmbedded:
+      case Mode::kOff:
+        if (n != 0) diag.error(line, path, "lists servers, but storage.mode is embedded or off: they would not be used");
+        break;
+      case Mode::kSingle:
+        if (n != 1) diag.error(line, path, "storage.mode single needs exactly one server, found " + std::to_string(n));
+        break;
+      case Mode::kCluster:
+        if (n == 0) diag.error(line, path, "storage.mode cluster needs at least one seed node in storage.servers");
+        break;
+      case Mode::kSentinel:
+        if (n == 0) diag.error(line, path, "storage.mode sentinel needs at least one sentinel in storage.servers");
+        break;
+    }
+  }
+
   if (diag.hasErrorAt("group") || diag.hasErrorAt("run_dir")) return;
   if (c.run_dir.configured.find("<run_dir>") != std::string::npos) {
     diag.error(entryLine(found, "run_dir"), "run_dir", "cannot refer to itself (<run_dir>)");
@@ -532,6 +652,7 @@ PowerOfTwo roundUp(PowerOfTwo p) {
 void derive(InstanceConfig& c) {
   c.rings.priority_slots = roundUp(c.rings.priority_slots);
   c.rings.new_slots = roundUp(c.rings.new_slots);
+  c.rings.persist_slots = roundUp(c.rings.persist_slots);
   c.sessions.per_partition = roundUp(c.sessions.per_partition);
   c.sessions.transactions = roundUp(c.sessions.transactions);
   c.timers.transaction_lifetime_ms = c.timers.t3_ms * (c.timers.n3 + 1);
@@ -548,6 +669,7 @@ void checkPowerOfTwo(const PowerOfTwo& p, std::string_view path) {
 void checkDerived(const InstanceConfig& c) {
   checkPowerOfTwo(c.rings.priority_slots, "rings.priority_slots");
   checkPowerOfTwo(c.rings.new_slots, "rings.new_slots");
+  checkPowerOfTwo(c.rings.persist_slots, "rings.persist_slots");
   checkPowerOfTwo(c.sessions.per_partition, "sessions.per_partition");
   checkPowerOfTwo(c.sessions.transactions, "sessions.transactions");
   // A batch never exceeds a ring: the bounds make it so.
@@ -648,6 +770,8 @@ std::string KeyInfo::typeText() const {
     case KeyType::kIpv6: return "IPv6 address";
     case KeyType::kIntegerList:
       return "list of integers " + std::to_string(min) + ".." + std::to_string(max);
+    case KeyType::kEndpointList:
+      return "list of \"address:port\", at most " + std::to_string(max);
   }
   return "?";
 }

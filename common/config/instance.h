@@ -44,6 +44,7 @@ enum class KeyType : uint8_t {
   kIpv4,         // a unicast IPv4 address
   kIpv6,         // a unicast IPv6 address
   kIntegerList,  // a list of integers, each min..max
+  kEndpointList, // a list of "address:port" (IPv6 in brackets), at most max entries
 };
 
 struct InstanceConfig;
@@ -140,6 +141,7 @@ struct InstanceConfig {
   struct Rings {
     PowerOfTwo priority_slots;
     PowerOfTwo new_slots;
+    PowerOfTwo persist_slots;
     uint32_t batch = 0;
   } rings;
 
@@ -148,6 +150,22 @@ struct InstanceConfig {
     PowerOfTwo transactions;
     uint64_t answer_cache_bytes = 0;
   } sessions;
+
+  // Where sessions are kept (DESIGN.md, "State and storage").
+  struct Storage {
+    enum class Mode : uint8_t { kEmbedded, kSingle, kCluster, kSentinel, kOff };
+    enum class Persist : uint8_t { kAsync, kSync };
+    struct Server {
+      std::string address;  // an IPv4 or IPv6 literal
+      uint16_t port = 0;
+      friend bool operator==(const Server&, const Server&) = default;
+    };
+    Mode mode = Mode::kEmbedded;
+    std::vector<Server> servers;   // single: the server; cluster: seed nodes; sentinel: the sentinels
+    std::string sentinel_master;   // sentinel: the monitored primary's name
+    uint16_t embedded_port = 0;    // embedded: the local redis-server's port on 127.0.0.1
+    Persist persist = Persist::kAsync;
+  } storage;
 
   struct Cpu {
     int32_t forwarder = -1;        // -1: not pinned

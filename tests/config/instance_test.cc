@@ -141,10 +141,16 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"timers.n3", ReloadClass::kReload},
       {"rings.priority_slots", ReloadClass::kRestart},
       {"rings.new_slots", ReloadClass::kRestart},
+      {"rings.persist_slots", ReloadClass::kRestart},
       {"rings.batch", ReloadClass::kRestart},
       {"sessions.per_partition", ReloadClass::kRestart},
       {"sessions.transactions", ReloadClass::kRestart},
       {"sessions.answer_cache_bytes", ReloadClass::kRestart},
+      {"storage.mode", ReloadClass::kRestart},
+      {"storage.servers", ReloadClass::kRestart},
+      {"storage.sentinel_master", ReloadClass::kRestart},
+      {"storage.embedded_port", ReloadClass::kRestart},
+      {"storage.persist", ReloadClass::kRestart},
       {"cpu.forwarder", ReloadClass::kRestart},
       {"cpu.workers", ReloadClass::kRestart},
   };
@@ -388,7 +394,7 @@ TEST(InstanceConfig, ReportsSectionsThatAreNotMappings) {
                           "gtpcp.yaml:3: gtpc.access: is missing: give the proxy's ipv4 and/or "
                           "ipv6 address toward the SGWs",
                           "gtpcp.yaml:4: rings: expected a section (a mapping of priority_slots, "
-                          "new_slots, batch), found a list"));
+                          "new_slots, persist_slots, batch), found a list"));
 }
 
 TEST(InstanceConfig, RejectsAddressesPeersCannotSendTo) {
@@ -471,23 +477,55 @@ TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
       "rings:\n"                   // 14
       "  size: 4\n"                // 15
       "sessions: {per_partitions: 64}\n"  // 16
-      "storage: {}\n";             // 17
+      "storage: {mod: off}\n";     // 17
   const auto r = parse(text);
   ASSERT_FALSE(r);
   EXPECT_THAT(
       lines(r.error()),
       ElementsAre("gtpcp.yaml:1: grup: unknown key (did you mean \"group\"?)",
                   "gtpcp.yaml:4: gtpc.port: unknown key; expected one of: group, instance, "
-                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, cpu",
+                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, storage, cpu",
                   "gtpcp.yaml:6: gtpc.acess: unknown key (did you mean \"access\"?)",
                   "gtpcp.yaml:10: gtpc.access.ipv5: unknown key (did you mean \"ipv4\"?)",
                   "gtpcp.yaml:13: gtpc.gateway.zzz: unknown key; expected one of: ipv4, ipv6",
                   "gtpcp.yaml:15: rings.size: unknown key; expected one of: priority_slots, "
-                  "new_slots, batch",
+                  "new_slots, persist_slots, batch",
                   "gtpcp.yaml:16: sessions.per_partitions: unknown key (did you mean "
                   "\"per_partition\"?)",
-                  "gtpcp.yaml:17: storage: unknown key; expected one of: group, instance, "
-                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, cpu"));
+                  "gtpcp.yaml:17: storage.mod: unknown key (did you mean \"mode\"?)"));
+}
+
+TEST(InstanceConfig, StorageServersMatchTheMode) {
+  const std::string base = "group: g1\nrouting: r.yaml\ngtpc: {access: {ipv4: 127.0.0.1}}\n";
+  auto ok = parse(base + "storage: {mode: cluster, servers: [\"127.0.0.1:7001\", \"[::1]:7002\"]}\n");
+  ASSERT_TRUE(ok) << ok.error().toString();
+  ASSERT_EQ(ok->storage.servers.size(), 2u);
+  EXPECT_EQ(ok->storage.mode, InstanceConfig::Storage::Mode::kCluster);
+  EXPECT_EQ(ok->storage.servers[0], (InstanceConfig::Storage::Server{"127.0.0.1", 7001}));
+  EXPECT_EQ(ok->storage.servers[1], (InstanceConfig::Storage::Server{"::1", 7002}));
+  auto defaults = parse(base);
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->storage.mode, InstanceConfig::Storage::Mode::kEmbedded);
+  EXPECT_EQ(defaults->storage.persist, InstanceConfig::Storage::Persist::kAsync);
+
+  auto two = parse(base + "storage:\n  mode: single\n  servers: [\"127.0.0.1:1\", \"127.0.0.1:2\"]\n");
+  ASSERT_FALSE(two);
+  EXPECT_THAT(lines(two.error()),
+              ElementsAre("gtpcp.yaml:6: storage.servers: storage.mode single needs exactly one server, found 2"));
+  auto none = parse(base + "storage: {mode: sentinel}\n");
+  ASSERT_FALSE(none);
+  EXPECT_THAT(lines(none.error()),
+              ElementsAre("gtpcp.yaml:4: storage.mode: storage.mode sentinel needs at least one sentinel in "
+                          "storage.servers"));
+  auto bad = parse(base + "storage:\n  mode: single\n  servers: [\"localhost:6379\", \"::1:80\", \"1.2.3.4:0\"]\n");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(lines(bad.error()),
+              ElementsAre(HasSubstr("storage.servers[0]: \"localhost:6379\" is not \"address:port\""),
+                          HasSubstr("storage.servers[1]: \"::1:80\" is not"),
+                          HasSubstr("storage.servers[2]: \"1.2.3.4:0\" is not")));
+  auto unused = parse(base + "storage: {servers: [\"127.0.0.1:6379\"]}\n");
+  ASSERT_FALSE(unused);
+  EXPECT_THAT(lines(unused.error()), ElementsAre(HasSubstr("they would not be used")));
 }
 
 TEST(InstanceConfig, ReportsDuplicateKeys) {
