@@ -29,8 +29,9 @@ done
 # Build dependencies (every command), then what only the tests use.
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config python3 libexpected-dev nlohmann-json3-dev
                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libboost-dev
-                libyaml-cpp-dev libspdlog-dev libfmt-dev)
-TEST_PACKAGES=(tshark clang libclang-rt-14-dev python3-scapy iproute2 util-linux)
+                libyaml-cpp-dev libspdlog-dev libfmt-dev libhiredis-dev
+                protobuf-compiler libprotobuf-dev redis-server)
+TEST_PACKAGES=(tshark clang libclang-rt-14-dev python3-scapy iproute2 util-linux redis-tools)
 
 missing_packages() {
   local p

@@ -99,8 +99,9 @@ bool ChangeWriter::removeBearers(const SessionShm& session, uint32_t session_tei
   return true;
 }
 
-bool ChangeWriter::erase(uint32_t session_teid, uint16_t partition, uint64_t wall_ns) noexcept {
-  auto out = begin(sink_, ChangeKind::kDelete, partition, session_teid, wall_ns, nullptr);
+bool ChangeWriter::erase(const SessionShm& session, uint32_t session_teid, uint16_t partition,
+                         uint64_t wall_ns) noexcept {
+  auto out = begin(sink_, ChangeKind::kDelete, partition, session_teid, wall_ns, &session);
   if (out.empty()) return false;
   sink_.commit(sizeof(ChangeHeader));
   return true;

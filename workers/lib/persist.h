@@ -51,7 +51,7 @@ struct ChangeHeader {
   uint16_t kind;           // ChangeKind
   uint16_t reserved;
   uint64_t wall_ns;        // CLOCK_REALTIME of the change
-  SessionShm core;         // kUpsert only; zero for kDelete
+  SessionShm core;         // the slot as of the change (for kDelete: its last state)
 };
 static_assert(std::is_trivially_copyable_v<ChangeHeader>);
 
@@ -88,7 +88,9 @@ class ChangeWriter {
   // Bearers the session no longer has (bits of `ebis`).
   bool removeBearers(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
                      uint16_t ebis) noexcept;
-  bool erase(uint32_t session_teid, uint16_t partition, uint64_t wall_ns) noexcept;
+  // The session is gone; `session` is its last state (the persister needs
+  // its IMSI for the index).
+  bool erase(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns) noexcept;
 
  private:
   PersistSink& sink_;

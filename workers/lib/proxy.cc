@@ -878,7 +878,7 @@ void Proxy::persist(const SessionShm& s, const Message* m, Leg from) noexcept {
 
 void Proxy::endSession(SessionShm& s) noexcept {
   if (changes_) {
-    if (changes_->erase(sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_)) {
+    if (changes_->erase(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_)) {
       counters_.persist_changes.add();
     } else {
       counters_.persist_ring_full.add();

@@ -1,0 +1,199 @@
+// RedisClientImpl against one real redis-server: pipelining, reconnection
+// with the commands held while down, the bound on what is held, command
+// timeouts on a server that stops answering, error replies and groups.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+
+#include "tests/persister/redis_harness.h"
+
+namespace gtpcp::persister::test {
+namespace {
+
+using testing::RedisServer;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+// A server, and a client of it (configured by `tune`).
+struct ServerAndClient {
+  explicit ServerAndClient(const std::function<void(RedisClientConfig&)>& tune = {}) : server(dir.path(), {}) {
+    auto config = configFor(RedisMode::kSingle, {server.port()});
+    if (tune) tune(config);
+    client = makeClient(loop, config);
+  }
+  TempDir dir;
+  RedisServer server;
+  EventLoop loop;
+  std::unique_ptr<RedisClientImpl> client;
+};
+
+std::size_t countErrors(const std::vector<Outcome>& outcomes, RedisErrc e) {
+  std::size_t n = 0;
+  for (const auto& o : outcomes) n += o.done && o.error == e ? 1 : 0;
+  return n;
+}
+
+std::size_t countDone(const std::vector<Outcome>& outcomes) {
+  std::size_t n = 0;
+  for (const auto& o : outcomes) n += o.done ? 1 : 0;
+  return n;
+}
+
+TEST(RedisSingle, HundredThousandPipelinedSetsAreAllAnswered) {
+  ServerAndClient s([](RedisClientConfig& c) { c.max_pending = 100'000; });
+  auto& [dir, server, loop, client] = s;
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(runUntil(loop, [&] { return client->connected(); }, 5s));
+
+  constexpr std::size_t kWrites = 100'000;
+  std::vector<Outcome> outcomes(kWrites);
+  const uint64_t start = monotonicNs();
+  for (std::size_t i = 0; i < kWrites; ++i)
+    ASSERT_EQ(submitSet(*client, "k:" + std::to_string(i), "v" + std::to_string(i), outcomes[i]), RedisErrc::kOk);
+  ASSERT_TRUE(runUntil(loop, [&] { return client->held() == 0; }, 60s)) << client->held() << " unanswered";
+  const double ms = msSince(start, monotonicNs());
+  std::printf("100000 pipelined SETs in %.0f ms (%.0f per second)\n", ms, kWrites / ms * 1000);
+
+  EXPECT_EQ(countErrors(outcomes, RedisErrc::kOk), kWrites);
+  EXPECT_EQ(outcomes.back().text, "OK");
+  const auto& c = client->counters();
+  EXPECT_EQ(c.submitted.load(), kWrites);
+  EXPECT_EQ(c.completed.load(), kWrites);
+  EXPECT_EQ(c.refused.load(), 0u);
+  EXPECT_EQ(c.in_flight.load(), 0u);
+  EXPECT_EQ(c.queued.load(), 0u);
+  EXPECT_EQ(testing::redisCommand(server.port(), {"DBSIZE"}), "100000");
+  EXPECT_EQ(testing::redisCommand(server.port(), {"GET", "k:99999"}), "v99999");
+}
+
+TEST(RedisSingle, CommandsHeldWhileDownAreSentAfterRestart) {
+  ServerAndClient s;
+  auto& [dir, server, loop, client] = s;
+  ASSERT_TRUE(client);
+  Outcome before;
+  ASSERT_EQ(submitSet(*client, "before", "1", before), RedisErrc::kOk);
+  ASSERT_TRUE(runUntil(loop, [&] { return before.done; }, 5s));
+  ASSERT_EQ(before.error, RedisErrc::kOk);
+
+  server.kill();
+  ASSERT_TRUE(runUntil(loop, [&] { return !client->connected(); }, 5s));
+  std::vector<Outcome> outcomes(1000);
+  for (std::size_t i = 0; i < outcomes.size(); ++i)
+    ASSERT_EQ(submitSet(*client, "held:" + std::to_string(i), std::to_string(i), outcomes[i]), RedisErrc::kOk);
+  EXPECT_EQ(client->counters().queued.load(), 1000u);
+  EXPECT_EQ(client->counters().in_flight.load(), 0u);
+  runUntil(loop, [] { return false; }, 200ms);
+  EXPECT_EQ(countDone(outcomes), 0u);
+
+  server.restart();
+  ASSERT_TRUE(runUntil(loop, [&] { return client->held() == 0; }, 10s));
+  EXPECT_EQ(countErrors(outcomes, RedisErrc::kOk), outcomes.size());
+  EXPECT_TRUE(client->connected());
+  EXPECT_GE(client->counters().reconnects.load(), 1u);
+  EXPECT_GE(client->counters().disconnects.load(), 1u);
+  EXPECT_EQ(testing::redisCommand(server.port(), {"GET", "held:999"}), "999");
+}
+
+TEST(RedisSingle, RefusesBeyondTheBoundWhileNoServerAnswers) {
+  TempDir dir;
+  const uint16_t port = testing::freeTcpPort();
+  EventLoop loop;
+  auto config = configFor(RedisMode::kSingle, {port});
+  config.max_pending = 100;
+  auto client = makeClient(loop, config);
+  ASSERT_TRUE(client);
+  runUntil(loop, [] { return false; }, 100ms);
+  EXPECT_FALSE(client->connected());
+  EXPECT_GE(client->counters().connect_failures.load(), 1u);
+
+  std::vector<Outcome> outcomes(150);
+  std::size_t refused = 0;
+  for (std::size_t i = 0; i < outcomes.size(); ++i)
+    refused += submitSet(*client, "b:" + std::to_string(i), "x", outcomes[i]) == RedisErrc::kRefused ? 1 : 0;
+  EXPECT_EQ(refused, 50u);
+  EXPECT_EQ(client->counters().refused.load(), 50u);
+  EXPECT_EQ(client->counters().queued.load(), 100u);
+
+  RedisServer::Options o;
+  o.port = port;
+  RedisServer server(dir.path(), o);
+  ASSERT_TRUE(runUntil(loop, [&] { return client->held() == 0; }, 10s));
+  EXPECT_EQ(countErrors(outcomes, RedisErrc::kOk), 100u);
+  EXPECT_EQ(countDone(outcomes), 100u);  // the refused ones are never called
+  EXPECT_EQ(testing::redisCommand(port, {"DBSIZE"}), "100");
+}
+
+TEST(RedisSingle, ServerThatStopsAnsweringTimesCommandsOut) {
+  ServerAndClient s([](RedisClientConfig& c) { c.command_timeout_ms = 300; });
+  auto& [dir, server, loop, client] = s;
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(runUntil(loop, [&] { return client->connected(); }, 5s));
+
+  server.pause();
+  std::vector<Outcome> plain(10), idempotent(10);
+  for (std::size_t i = 0; i < 10; ++i) {
+    ASSERT_EQ(submitSet(*client, "p:" + std::to_string(i), "1", plain[i]), RedisErrc::kOk);
+    ASSERT_EQ(submitSet(*client, "i:" + std::to_string(i), "1", idempotent[i], kRedisIdempotent), RedisErrc::kOk);
+  }
+  const uint64_t start = monotonicNs();
+  ASSERT_TRUE(runUntil(loop, [&] { return countDone(plain) == 10; }, 5s));
+  const double ms = msSince(start, monotonicNs());
+  EXPECT_GE(ms, 250);
+  EXPECT_EQ(countErrors(plain, RedisErrc::kTimeout), 10u);
+  EXPECT_EQ(countDone(idempotent), 0u);  // sent again, still waiting
+
+  server.resume();
+  ASSERT_TRUE(runUntil(loop, [&] { return client->held() == 0; }, 10s));
+  EXPECT_EQ(countErrors(idempotent, RedisErrc::kOk), 10u);
+  EXPECT_EQ(client->counters().timeouts.load(), 10u);
+  EXPECT_GE(client->counters().resent.load(), 10u);
+}
+
+TEST(RedisSingle, ErrorRepliesGroupsAndBadCommands) {
+  ServerAndClient s;
+  auto& [dir, server, loop, client] = s;
+  ASSERT_TRUE(client);
+
+  Outcome set, wrong_type, after;
+  ASSERT_EQ(submitSet(*client, "s", "text", set), RedisErrc::kOk);
+  const std::string_view lpush[] = {"LPUSH", "s", "x"};
+  ASSERT_EQ(client->submit(keySlot("s"), lpush, recordInto(wrong_type)), RedisErrc::kOk);
+  ASSERT_EQ(submitSet(*client, "t", "1", after), RedisErrc::kOk);
+
+  Outcome tx;
+  const std::string_view multi[] = {"MULTI"}, set1[] = {"SET", "{g}a", "1"}, set2[] = {"SET", "{g}b", "2"},
+                         exec[] = {"EXEC"};
+  const RedisArgv group[] = {multi, set1, set2, exec};
+  ASSERT_EQ(client->submitGroup(keySlot("{g}"), group, recordInto(tx)), RedisErrc::kOk);
+  ASSERT_TRUE(runUntil(loop, [&] { return client->held() == 0; }, 5s));
+
+  EXPECT_EQ(set.error, RedisErrc::kOk);
+  EXPECT_EQ(wrong_type.error, RedisErrc::kReplyError);
+  EXPECT_EQ(wrong_type.text.substr(0, 9), "WRONGTYPE");
+  EXPECT_EQ(after.error, RedisErrc::kOk);  // the pipeline goes on after an error
+  EXPECT_EQ(tx.error, RedisErrc::kOk);
+  EXPECT_EQ(tx.elements, 2u);  // EXEC's answer: one per queued command
+  EXPECT_EQ(client->counters().reply_errors.load(), 1u);
+  EXPECT_EQ(testing::redisCommand(server.port(), {"GET", "{g}b"}), "2");
+
+  Outcome unused;
+  EXPECT_EQ(client->submit(0, RedisArgv(), recordInto(unused)), RedisErrc::kBadCommand);
+  std::vector<RedisArgv> too_many(kMaxGroupCommands + 1, RedisArgv(multi));
+  EXPECT_EQ(client->submitGroup(0, too_many, recordInto(unused)), RedisErrc::kBadCommand);
+  EXPECT_FALSE(unused.done);
+}
+
+TEST(RedisSingle, DestroyingTheClientCompletesWhatItHolds) {
+  EventLoop loop;
+  std::vector<Outcome> outcomes(5);
+  {
+    auto client = makeClient(loop, configFor(RedisMode::kSingle, {testing::freeTcpPort()}));
+    ASSERT_TRUE(client);
+    for (auto& o : outcomes) ASSERT_EQ(submitSet(*client, "x", "y", o), RedisErrc::kOk);
+  }
+  EXPECT_EQ(countErrors(outcomes, RedisErrc::kShutdown), outcomes.size());
+}
+
+}  // namespace
+}  // namespace gtpcp::persister::test
