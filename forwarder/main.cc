@@ -11,28 +11,19 @@
 #include "common/config/instance.h"
 #include "common/group/affinity.h"
 #include "common/group/from_config.h"
+#include "common/group/process_main.h"
 #include "common/log/log.h"
 #include "forwarder/lib/forwarder.h"
 
-namespace {
-std::atomic<bool> g_stop{false};
-void onSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"gtpcp-forwarder: receives and sends the group's GTP-C datagrams"};
-  std::string config_path = "config/gtpcp.yaml";
-  bool check = false;
-  app.add_option("-c,--config", config_path, "gtpcp.yaml");
-  app.add_flag("--check-config", check, "validate the configuration and the routing document, then exit");
+  gtpcp::group::ProcessArgs args;
+  gtpcp::group::addProcessOptions(app, args);
   CLI11_PARSE(app, argc, argv);
-  if (check) return gtpcp::config::checkConfigMain(config_path, std::cout);
-
-  auto config = gtpcp::config::loadInstanceConfig(config_path);
-  if (!config) {
-    std::cerr << config.error().toString() << "\n";
-    return 1;
-  }
+  if (args.check) return gtpcp::config::checkConfigMain(args.config_path, std::cout);
+  const std::string& config_path = args.config_path;
+  auto config = gtpcp::group::loadProcessConfig(config_path);
+  if (!config) return 1;
   gtpcp::log::init("forwarder", gtpcp::config::logLevelName(config->log.level));
 
   gtpcp::forwarder::ForwarderOptions options;
@@ -63,20 +54,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto forwarder = gtpcp::forwarder::Forwarder::open(options);
-  if (!forwarder) {
-    spdlog::critical("cannot start: {}", forwarder.error());
-    gtpcp::log::shutdown();
-    return 1;
-  }
-  signal(SIGTERM, onSignal);
-  signal(SIGINT, onSignal);
+  if (!forwarder) return gtpcp::group::cannotStart(forwarder.error());
+  const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();
   signal(SIGPIPE, SIG_IGN);
   for (const auto& a : options.sockets.sockets) spdlog::info("serving GTP-C on {}", a.toString());
   if (!(*forwarder)->creationsSteered())
     spdlog::warn("the kernel refused SO_ATTACH_REUSEPORT_CBPF: session creations share the sockets of "
                  "established sessions, and a surge of them delays the others");
   spdlog::info("group {} with {} workers", config->group, config->workers);
-  (*forwarder)->run(g_stop);
+  (*forwarder)->run(stop);
   spdlog::info("stopped");
   gtpcp::log::shutdown();
   return 0;

@@ -12,30 +12,21 @@
 #include "common/config/routing.h"
 #include "common/group/affinity.h"
 #include "common/group/from_config.h"
+#include "common/group/process_main.h"
 #include "common/log/log.h"
 #include "workers/lib/worker_runtime.h"
 
-namespace {
-std::atomic<bool> g_stop{false};
-void onSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"gtpcp-worker: GTP-C sessions and their translation"};
-  std::string config_path = "config/gtpcp.yaml";
+  gtpcp::group::ProcessArgs args;
+  gtpcp::group::addProcessOptions(app, args);
   unsigned index = 0;
-  bool check = false;
-  app.add_option("-c,--config", config_path, "gtpcp.yaml");
   app.add_option("-i,--index", index, "worker index, 0..workers-1");
-  app.add_flag("--check-config", check, "validate the configuration and the routing document, then exit");
   CLI11_PARSE(app, argc, argv);
-  if (check) return gtpcp::config::checkConfigMain(config_path, std::cout);
-
-  auto config = gtpcp::config::loadInstanceConfig(config_path);
-  if (!config) {
-    std::cerr << config.error().toString() << "\n";
-    return 1;
-  }
+  if (args.check) return gtpcp::config::checkConfigMain(args.config_path, std::cout);
+  const std::string& config_path = args.config_path;
+  auto config = gtpcp::group::loadProcessConfig(config_path);
+  if (!config) return 1;
   if (index >= config->workers) {
     std::cerr << config_path << ": workers: " << config->workers << ", so --index " << index
               << " names no worker\n";
@@ -61,6 +52,8 @@ int main(int argc, char** argv) {
   options.transactions = config->sessions.transactions.effective;
   options.answer_cache_bytes = config->sessions.answer_cache_bytes;
   options.batch = config->rings.batch;
+  options.persist = gtpcp::group::persists(*config);
+  options.persist_slots = rings.persist;
   options.proxy.workers = config->workers;
   options.proxy.index = index;
   options.proxy.sockets = gtpcp::group::socketPlanOf(*config);
@@ -74,16 +67,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto worker = gtpcp::worker::WorkerRuntime::open(options, *routing);
-  if (!worker) {
-    spdlog::critical("cannot start: {}", worker.error());
-    gtpcp::log::shutdown();
-    return 1;
-  }
-  signal(SIGTERM, onSignal);
-  signal(SIGINT, onSignal);
+  if (!worker) return gtpcp::group::cannotStart(worker.error());
+  const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();
   spdlog::info("{} worker {}/{}: {} sessions held", (*worker)->adopted() ? "resumed" : "started", index,
                config->workers, (*worker)->sessions().active());
-  (*worker)->run(g_stop);
+  (*worker)->run(stop);
   spdlog::info("stopped with {} sessions held", (*worker)->sessions().active());
   gtpcp::log::shutdown();
   return 0;

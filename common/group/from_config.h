@@ -22,6 +22,7 @@ struct RingSizes {
   uint32_t priority;
   uint32_t fresh;
   uint32_t egress;
+  uint32_t persist;
 };
 
 // The egress ring carries what the priority and new rings bring in, and a
@@ -29,7 +30,13 @@ struct RingSizes {
 inline RingSizes ringSizesOf(const config::InstanceConfig& c) {
   const uint32_t priority = std::max(c.rings.priority_slots.effective, ring::kMinCapacitySlots);
   const uint32_t fresh = std::max(c.rings.new_slots.effective, ring::kMinCapacitySlots);
-  return RingSizes{priority, fresh, std::max(priority, fresh)};
+  const uint32_t persist = std::max(c.rings.persist_slots.effective, ring::kMinCapacitySlots);
+  return RingSizes{priority, fresh, std::max(priority, fresh), persist};
+}
+
+// Whether workers write session changes for a persister.
+inline bool persists(const config::InstanceConfig& c) {
+  return c.storage.mode != config::InstanceConfig::Storage::Mode::kOff;
 }
 
 }  // namespace gtpcp::group

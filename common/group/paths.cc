@@ -26,7 +26,10 @@ std::string Paths::workerSegment(unsigned worker) const {
 }
 
 std::string Paths::ring(unsigned worker, RingKind kind) const {
-  const char* suffix = kind == RingKind::kPriority ? ".prio" : kind == RingKind::kNew ? ".new" : ".egress";
+  const char* suffix = kind == RingKind::kPriority ? ".prio"
+                       : kind == RingKind::kNew    ? ".new"
+                       : kind == RingKind::kEgress ? ".egress"
+                                                   : ".persist";
   return ring::shmName(group_, "w" + std::to_string(worker) + suffix);
 }
 
@@ -34,7 +37,11 @@ std::string Paths::workerDoorbell(unsigned worker) const {
   return ring::shmName(group_, "w" + std::to_string(worker) + ".bell");
 }
 
+std::string Paths::persisterSegment() const { return ring::shmName(group_, "persister"); }
+
 std::string Paths::forwarderDoorbellSocket() const { return run_dir_ + "/forwarder.bell"; }
+std::string Paths::persisterDoorbellSocket() const { return run_dir_ + "/persister.bell"; }
+std::string Paths::embeddedRedisDir() const { return run_dir_ + "/redis"; }
 std::string Paths::pidFile(std::string_view process) const {
   return run_dir_ + "/" + std::string(process) + ".pid";
 }

@@ -9,7 +9,8 @@
 
 namespace gtpcp::group {
 
-enum class RingKind : uint8_t { kPriority, kNew, kEgress };
+// kPersist: a worker's session changes toward the persister.
+enum class RingKind : uint8_t { kPriority, kNew, kEgress, kPersist };
 
 class Paths {
  public:
@@ -23,9 +24,12 @@ class Paths {
   std::string workerSegment(unsigned worker) const;
   std::string ring(unsigned worker, RingKind kind) const;
   std::string workerDoorbell(unsigned worker) const;
+  std::string persisterSegment() const;
 
   // Files and sockets in the run directory.
   std::string forwarderDoorbellSocket() const;  // unix datagram socket the forwarder sleeps on
+  std::string persisterDoorbellSocket() const;  // and the persister
+  std::string embeddedRedisDir() const;         // the embedded redis-server's data and socket
   std::string pidFile(std::string_view process) const;
   std::string logFile(std::string_view process) const;
 

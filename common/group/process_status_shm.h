@@ -3,8 +3,12 @@
 // status` prints it) and later by the watchdogs.
 #pragma once
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
+
+#include "common/time/clock.h"
 
 namespace gtpcp::group {
 
@@ -30,5 +34,15 @@ struct alignas(64) ProcessStatusShm {
   std::atomic<uint64_t> starts{0};        // how many times a process attached: restarts + 1
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+// The process's main loop begins: pid, start time and start count, then the
+// state (S1: release, pairs with A1 in the launcher, which reads the pid once
+// it sees kServing).
+inline void announceServing(ProcessStatusShm& status) noexcept {
+  status.pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
+  status.started_ns.store(realtimeNs(), std::memory_order_relaxed);
+  status.starts.store(status.starts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  status.state.store(static_cast<uint32_t>(ProcessState::kServing), std::memory_order_release);
+}
 
 }  // namespace gtpcp::group

@@ -434,11 +434,7 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
   dispatcher_->setHealth(health_.get());
   dispatcher_->setPeerRateLimit(peer_limit_.get());
   group::ProcessStatusShm& status = shm_->status;
-  status.pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
-  status.started_ns.store(realtimeNs(), std::memory_order_relaxed);
-  status.starts.store(status.starts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  // S1: pairs with A1 in the launcher: pid and start time are visible with it.
-  status.state.store(static_cast<uint32_t>(group::ProcessState::kServing), std::memory_order_release);
+  group::announceServing(status);
 
   while (!stop.load(std::memory_order_relaxed)) {
     bool work = false;

@@ -18,8 +18,9 @@
 //
 // Batch. Changes drained from the rings in one turn are coalesced: per
 // session, the last value of each field, the bearers removed, or its
-// deletion. Each partition's writes then go as one MULTI/EXEC, so a record
-// and its index change together.
+// deletion. Each session's writes then go as one MULTI/EXEC, so a record
+// and its index change together; the batch's transactions are pipelined,
+// one round trip for all.
 #pragma once
 
 #include <cstdint>
@@ -59,16 +60,18 @@ class Batch {
 
   bool empty() const { return sessions_.empty(); }
   std::size_t sessions() const { return sessions_.size(); }
-  // Per partition, the commands that apply the batch: MULTI, the writes,
-  // EXEC. f(partition, commands).
+  // Per session, the commands that apply the batch to it, its record and its
+  // index together: MULTI, the writes, EXEC. f(session key, commands); all
+  // of one session's keys share the slot of their partition.
   template <class F>
-  void forEachPartition(F&& f) const {
-    std::map<uint16_t, std::vector<Command>> by_partition;
-    for (const auto& [key, s] : sessions_) appendCommands(key, s, by_partition[key.partition]);
-    for (auto& [partition, commands] : by_partition) {
-      commands.insert(commands.begin(), Command{"MULTI"});
+  void forEachSession(F&& f) const {
+    std::vector<Command> commands;
+    for (const auto& [key, s] : sessions_) {
+      commands.clear();
+      commands.push_back(Command{"MULTI"});
+      appendCommands(key, s, commands);
       commands.push_back(Command{"EXEC"});
-      f(partition, commands);
+      f(keys_.session(key.partition, key.teid), commands);
     }
   }
   void clear() { sessions_.clear(); }

@@ -87,8 +87,8 @@ class FamiliesTest : public DataPathTest {
     // TestGroup writes an IPv4 access address only: this proxy's addresses
     // are the test's, the rest as TestGroup has it.
     const std::string config = "group: " + g.group() + "\nrun_dir: " + g.runDir() +
-                               "\nworkers: 2\nrouting: routing.yaml\ngtpc:\n  access:\n" + access + "  gateway:\n" +
-                               gateway;
+                               "\nworkers: 2\nrouting: routing.yaml\nstorage:\n  mode: off\ngtpc:\n  access:\n" + access +
+                               "  gateway:\n" + gateway;
     testing::writeFile(g.configPath(), config);
     note("---- gtpcp.yaml of the namespace's group\n" + config);
     EXPECT_TRUE(g.start()) << "gtpcp start failed";

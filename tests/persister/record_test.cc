@@ -120,6 +120,9 @@ worker::SessionShm session() {
 struct Keyspace {
   std::map<std::string, std::map<std::string, std::string>> hashes;
   std::map<std::string, std::set<std::string>> sets;
+  void apply(const Batch& batch) {
+    batch.forEachSession([&](const std::string&, const std::vector<Command>& commands) { apply(commands); });
+  }
   void apply(const std::vector<Command>& commands) {
     ASSERT_GE(commands.size(), 2u);
     EXPECT_EQ(commands.front(), Command{"MULTI"});
@@ -173,9 +176,9 @@ TEST(Batch, ASessionsChangesBecomeOneWriteAndReadBackAsOneRecord) {
   EXPECT_EQ(batch.sessions(), 1u);
   Keyspace redis;
   int partitions = 0;
-  batch.forEachPartition([&](uint16_t p, const std::vector<Command>& commands) {
+  batch.forEachSession([&](const std::string& key, const std::vector<Command>& commands) {
     ++partitions;
-    EXPECT_EQ(p, kPartition);
+    EXPECT_EQ(key, keys.session(kPartition, kTeid));
     // MULTI, one HSET for both changes, the index, EXEC.
     ASSERT_EQ(commands.size(), 4u);
     EXPECT_EQ(commands[1][0], "HSET");
@@ -212,7 +215,7 @@ TEST(Batch, ASessionsChangesBecomeOneWriteAndReadBackAsOneRecord) {
   sink.records.clear();
   ASSERT_TRUE(writer.removeBearers(s, kTeid, kPartition, 5000, 1 << 5));
   batch.add(sink.records[0], kPartition);
-  batch.forEachPartition([&](uint16_t, const std::vector<Command>& commands) { redis.apply(commands); });
+  redis.apply(batch);
   ASSERT_TRUE(assemble(redis.hashes.at(keys.session(kPartition, kTeid)), r));
   EXPECT_EQ(r.bearers_size(), 0);
   EXPECT_EQ(r.msisdn(), "33612345678") << "the rest stays";
@@ -221,7 +224,7 @@ TEST(Batch, ASessionsChangesBecomeOneWriteAndReadBackAsOneRecord) {
   sink.records.clear();
   ASSERT_TRUE(writer.erase(s, kTeid, kPartition, 6000));
   batch.add(sink.records[0], kPartition);
-  batch.forEachPartition([&](uint16_t, const std::vector<Command>& commands) { redis.apply(commands); });
+  redis.apply(batch);
   EXPECT_TRUE(redis.hashes.empty());
   EXPECT_TRUE(redis.sets.empty()) << "the index goes with its last session";
 }
@@ -237,7 +240,7 @@ TEST(Batch, ADeletionInTheSameBatchLeavesOnlyTheDeletion) {
   KeyNames keys("g1");
   Batch batch(keys);
   for (const auto& r : sink.records) batch.add(r, kPartition);
-  batch.forEachPartition([&](uint16_t, const std::vector<Command>& commands) {
+  batch.forEachSession([&](const std::string&, const std::vector<Command>& commands) {
     ASSERT_EQ(commands.size(), 4u);
     EXPECT_EQ(commands[1][0], "DEL");
     EXPECT_EQ(commands[2][0], "SREM");

@@ -46,6 +46,7 @@ TestGroup::TestGroup(const GroupOptions& o)
     if (o.priority_slots) y << "  priority_slots: " << *o.priority_slots << "\n";
     if (o.new_slots) y << "  new_slots: " << *o.new_slots << "\n";
   }
+  y << "storage:\n" << o.storage_yaml;
   y << o.extra_yaml;
   writeFile(config_, y.str());
 }

@@ -24,6 +24,9 @@ struct GroupOptions {
   std::optional<unsigned> priority_slots; // rings.priority_slots
   std::optional<unsigned> new_slots;      // rings.new_slots
   std::string log_level;                  // log.level; default info
+  // The storage section's keys, as YAML indented under it; default
+  // "mode: off" (no Redis), so that tests run side by side without sharing one.
+  std::string storage_yaml = "  mode: off\n";
   std::string extra_yaml;                 // more top-level keys, as YAML text
 };
 

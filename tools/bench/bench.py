@@ -77,7 +77,9 @@ class Group:
         with open(self.config, "w") as f:
             f.write(f"group: bench{os.getpid()}\nrun_dir: {work}/run\nworkers: {workers}\n"
                     f"routing: routing.yaml\nlog:\n  level: warn\ngtpc:\n  access:\n    ipv4: {PROXY}\n"
-                    "rings:\n  priority_slots: 65536\n  new_slots: 16384\n")
+                    "rings:\n  priority_slots: 65536\n  new_slots: 16384\n"
+                    # The data path alone; persistence is measured on its own.
+                    "storage:\n  mode: off\n")
             if cpu is not None:
                 f.write(f"cpu:\n  forwarder: {cpu}\n  workers: [{', '.join([str(cpu)] * workers)}]\n")
 

@@ -1,6 +1,9 @@
 #include "tools/launcher/launcher.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,7 +24,9 @@
 #include "common/time/clock.h"
 #include "common/group/rings.h"
 #include "common/ring/segment.h"
+#include "common/group/from_config.h"
 #include "forwarder/lib/forwarder_shm.h"
+#include "persister/lib/persister_shm.h"
 #include "workers/lib/worker_shm.h"
 
 namespace gtpcp::launcher {
@@ -43,6 +48,8 @@ bool runs(int pid, const std::string& binary) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
   std::string argv0;
   if (!std::getline(in, argv0, '\0')) return false;
+  // redis-server rewrites its title to "redis-server 127.0.0.1:6379".
+  argv0 = argv0.substr(0, argv0.find(' '));
   return fs::path(argv0).filename() == fs::path(binary).filename();
 }
 
@@ -61,6 +68,25 @@ bool alive(int pid) {
   if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
   const char state = stat[paren + 2];
   return state != 'Z' && state != 'X';
+}
+
+// The embedded redis-server answers PING on 127.0.0.1:`port`.
+bool redisAnswers(uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{0, 200'000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  bool ok = false;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && send(fd, "PING\r\n", 6, MSG_NOSIGNAL) == 6) {
+    char buf[16] = {};
+    ok = recv(fd, buf, sizeof buf - 1, 0) >= 5 && std::strncmp(buf, "+PONG", 5) == 0;
+  }
+  close(fd);
+  return ok;
 }
 
 std::string tail(const std::string& file, std::size_t lines) {
@@ -96,6 +122,11 @@ const group::ProcessStatusShm* statusOf(const std::string& name, const group::Pa
     holder = std::move(a.segment);
     return a.shm ? &a.shm->status : nullptr;
   }
+  if (name == "persister") {
+    auto a = attachAs<persister::PersisterShm>(paths.persisterSegment(), persister::kPersisterSegmentKind);
+    holder = std::move(a.segment);
+    return a.shm ? &a.shm->status : nullptr;
+  }
   const unsigned index = static_cast<unsigned>(std::stoul(name.substr(std::string("worker-").size())));
   auto a = attachAs<worker::WorkerShmHeader>(paths.workerSegment(index), worker::kWorkerSegmentKind);
   holder = std::move(a.segment);
@@ -123,9 +154,51 @@ std::string Group::findBinary(const std::string& name) const {
   return name;  // from PATH
 }
 
+std::optional<ProcessSpec> Group::embeddedRedis() const {
+  if (config_.storage.mode != config::InstanceConfig::Storage::Mode::kEmbedded) return std::nullopt;
+  // Its data (an append-only file) in the run directory, so that a restart of
+  // the group finds the sessions again; loopback only.
+  return ProcessSpec{"redis", findBinary("redis-server"),
+                     {"--port", std::to_string(config_.storage.embedded_port), "--bind", "127.0.0.1",
+                      "--dir", paths_.embeddedRedisDir(), "--save", "", "--appendonly", "yes",
+                      "--appendfsync", "everysec", "--daemonize", "no", "--protected-mode", "yes"}};
+}
+
+bool Group::startRedis(std::ostream& out, int timeout_ms) {
+  auto spec = embeddedRedis();
+  if (!spec) return true;
+  if (runningPid(spec->name)) return true;
+  std::error_code ec;
+  fs::create_directories(paths_.embeddedRedisDir(), ec);
+  if (redisAnswers(config_.storage.embedded_port)) {
+    out << "redis: 127.0.0.1:" << config_.storage.embedded_port
+        << " already answers and is not this group's; give storage.embedded_port another port\n";
+    return false;
+  }
+  auto pid = spawn(*spec, out);
+  if (!pid) return false;
+  const uint64_t deadline = monotonicNs() + uint64_t(timeout_ms) * 1'000'000;
+  while (monotonicNs() < deadline) {
+    if (!alive(*pid)) break;
+    if (redisAnswers(config_.storage.embedded_port)) {
+      out << std::left << std::setw(12) << "redis" << " pid " << std::setw(8) << *pid << " serving (127.0.0.1:"
+          << config_.storage.embedded_port << ")\n";
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  out << "redis: not answering on 127.0.0.1:" << config_.storage.embedded_port << "; last lines of "
+      << paths_.logFile("redis") << ":\n" << tail(paths_.logFile("redis"), 8);
+  terminate("redis", 2000, out);
+  return false;
+}
+
 std::vector<ProcessSpec> Group::processes() const {
   std::vector<ProcessSpec> out;
   out.push_back({"forwarder", findBinary("gtpcp-forwarder"), {"--config", config_path_}});
+  // Before the workers, so that it is there for their first changes; stopped
+  // after them (in reverse), so that it writes their last ones.
+  if (group::persists(config_)) out.push_back({"persister", findBinary("gtpcp-persister"), {"--config", config_path_}});
   for (uint32_t i = 0; i < config_.workers; ++i) {
     out.push_back({group::Paths::workerName(i), findBinary("gtpcp-worker"),
                    {"--config", config_path_, "--index", std::to_string(i)}});
@@ -136,7 +209,10 @@ std::vector<ProcessSpec> Group::processes() const {
 std::optional<int> Group::runningPid(const std::string& name) const {
   auto pid = readPid(paths_.pidFile(name));
   if (!pid || !alive(*pid)) return std::nullopt;
-  const std::string binary = name == "forwarder" ? "gtpcp-forwarder" : "gtpcp-worker";
+  const std::string binary = name == "forwarder"   ? "gtpcp-forwarder"
+                             : name == "persister" ? "gtpcp-persister"
+                             : name == "redis"     ? "redis-server"
+                                                   : "gtpcp-worker";
   if (!runs(*pid, binary)) return std::nullopt;
   return pid;
 }
@@ -201,6 +277,10 @@ bool Group::start(std::ostream& out, int timeout_ms) {
     return false;
   }
   const uint64_t t0 = monotonicNs();
+  if (!startRedis(out, timeout_ms)) {
+    out << "group " << config_.group << " did not start\n";
+    return false;
+  }
   std::vector<std::pair<ProcessSpec, int>> started;
   bool ok = true;
   // The forwarder first: it binds the sockets, so a port already taken stops
@@ -268,12 +348,18 @@ bool Group::stop(std::ostream& out, bool keep_state, int timeout_ms) {
     clean &= terminate(it->name, timeout_ms, out);
     if (was_running) out << std::left << std::setw(12) << it->name << " stopped\n";
   }
+  if (runningPid("redis")) {
+    clean &= terminate("redis", timeout_ms, out);
+    out << std::left << std::setw(12) << "redis" << " stopped\n";
+  }
   if (!keep_state) {
     ring::SharedSegment::remove(paths_.forwarderSegment());
+    ring::SharedSegment::remove(paths_.persisterSegment());
     for (uint32_t w = 0; w < config_.workers; ++w) {
       ring::SharedSegment::remove(paths_.workerSegment(w));
       ring::SharedSegment::remove(paths_.workerDoorbell(w));
-      for (auto k : {group::RingKind::kPriority, group::RingKind::kNew, group::RingKind::kEgress})
+      for (auto k : {group::RingKind::kPriority, group::RingKind::kNew, group::RingKind::kEgress,
+                     group::RingKind::kPersist})
         ring::SharedSegment::remove(paths_.ring(w, k));
     }
   }
@@ -345,6 +431,33 @@ nlohmann::json Group::status() const {
                                {"egress", fwd.shm->egress_depth[w].load()}};
     }
     j["processes"].push_back(p);
+  }
+  if (group::persists(config_)) {
+    auto per = attachAs<persister::PersisterShm>(paths_.persisterSegment(), persister::kPersisterSegmentKind);
+    nlohmann::json p = process("persister", per.shm ? &per.shm->status : nullptr);
+    if (per.shm) {
+      nlohmann::json pc;
+      const metrics::Counter* c = reinterpret_cast<const metrics::Counter*>(&per.shm->counters);
+      for (std::size_t i = 0; i < std::size(persister::kPersisterCounterInfo); ++i)
+        pc[std::string(persister::kPersisterCounterInfo[i].name)] = c[i].load();
+      // The channels' Redis counters, summed (gauges too: "connected" counts channels).
+      for (std::size_t i = 0; i < std::size(persister::kRedisCounterInfo); ++i) {
+        uint64_t sum = 0;
+        for (uint32_t w = 0; w < config_.workers && w < persister::kMaxChannels; ++w)
+          sum += reinterpret_cast<const metrics::Counter*>(&per.shm->redis[w])[i].load();
+        pc[std::string(persister::kRedisCounterInfo[i].name)] = sum;
+      }
+      p["counters"] = pc;
+    }
+    j["processes"].push_back(p);
+  }
+  if (auto redis = embeddedRedis()) {
+    nlohmann::json r;
+    r["name"] = "redis";
+    auto pid = runningPid("redis");
+    r["pid"] = pid ? nlohmann::json(*pid) : nlohmann::json(nullptr);
+    r["state"] = pid ? "serving" : "absent";
+    j["processes"].push_back(r);
   }
   j["sessions"] = sessions;
   j["counters"] = counters;

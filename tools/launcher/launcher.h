@@ -57,6 +57,9 @@ class Group {
   bool waitServing(const std::string& name, int pid, int timeout_ms, std::ostream& out);
   bool terminate(const std::string& name, int timeout_ms, std::ostream& out);
   std::string findBinary(const std::string& name) const;
+  // The embedded redis-server (storage.mode embedded), or nothing.
+  std::optional<ProcessSpec> embeddedRedis() const;
+  bool startRedis(std::ostream& out, int timeout_ms);
 
   config::InstanceConfig config_;
   std::string config_path_;

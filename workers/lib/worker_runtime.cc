@@ -12,6 +12,7 @@
 #include "common/time/clock.h"
 #include "common/group/rings.h"
 #include "forwarder/lib/forwarder_shm.h"
+#include "persister/lib/persister_shm.h"
 
 namespace gtpcp::worker {
 
@@ -23,9 +24,26 @@ constexpr std::chrono::milliseconds kIdleWait{100};
 
 }  // namespace
 
-class WorkerRuntime::RingEgress final : public Egress {
+// A ring the worker writes, published once per loop turn when written to.
+class PublishedRing {
  public:
-  explicit RingEgress(ring::Producer producer) : producer_(std::move(producer)) {}
+  explicit PublishedRing(ring::Producer producer) : producer_(std::move(producer)) {}
+  // Publishes what was written; true when there was something.
+  bool publish() noexcept {
+    if (!pending_) return false;
+    producer_.publish();
+    pending_ = false;
+    return true;
+  }
+
+ protected:
+  ring::Producer producer_;
+  bool pending_ = false;
+};
+
+class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
+ public:
+  using PublishedRing::PublishedRing;
   bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
     ring::DatagramMeta meta{};
     meta.local_socket = socket;
@@ -34,17 +52,22 @@ class WorkerRuntime::RingEgress final : public Egress {
     pending_ = true;
     return true;
   }
-  // Publishes what was pushed; true when there was something.
-  bool publish() noexcept {
-    if (!pending_) return false;
-    producer_.publish();
-    pending_ = false;
-    return true;
-  }
+};
 
- private:
-  ring::Producer producer_;
-  bool pending_ = false;
+class WorkerRuntime::RingPersist final : public PersistSink, public PublishedRing {
+ public:
+  using PublishedRing::PublishedRing;
+  std::span<uint8_t> reserve(ChangeKind kind, uint16_t partition, std::size_t max) noexcept override {
+    ring::DatagramMeta meta{};
+    meta.flags = static_cast<uint16_t>(kind);
+    meta.aux = partition;
+    uint8_t* p = producer_.reserve(meta, max);
+    return p == nullptr ? std::span<uint8_t>{} : std::span<uint8_t>(p, max);
+  }
+  void commit(std::size_t length) noexcept override {
+    producer_.commit(length);
+    pending_ = true;
+  }
 };
 
 tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
@@ -145,6 +168,25 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
   w->proxy_ = std::make_unique<Proxy>(options.proxy, *w->header_, *w->sessions_, *w->transactions_, routing,
                                       *w->egress_);
   w->proxy_->setGatewayStatus(w->forwarder_);
+  if (options.persist) {
+    auto seg = group::openRingSegment(options.paths.ring(options.index, group::RingKind::kPersist),
+                                      options.persist_slots);
+    if (!seg) return tl::unexpected(seg.error().message);
+    w->segments_.push_back(std::move(*seg));
+    auto producer = ring::Producer::attach(w->segments_.back().payload(), w->segments_.back().payloadSize());
+    if (!producer) return tl::unexpected(producer.error().message);
+    w->persist_ = std::make_unique<RingPersist>(std::move(*producer));
+    w->proxy_->setPersist(w->persist_.get());
+    auto per = ring::SharedSegment::createOrAttach(
+        options.paths.persisterSegment(), sizeof(persister::PersisterShm), persister::kPersisterSegmentKind,
+        [](void* payload, std::size_t) -> ring::Result<void> {
+          new (payload) persister::PersisterShm();
+          return {};
+        });
+    if (!per) return tl::unexpected(per.error().message);
+    w->persister_segment_.emplace(std::move(*per));
+    w->persister_sleeping_ = &static_cast<persister::PersisterShm*>(w->persister_segment_->payload())->sleeping;
+  }
   w->bell_socket_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (w->bell_socket_ < 0) return tl::unexpected(std::string("socket(AF_UNIX): ") + std::strerror(errno));
   return w;
@@ -176,22 +218,28 @@ void WorkerRuntime::wakeForwarder() noexcept {
   // W1: pairs with F1 in Forwarder::sleep(): our publish, then its flag.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (forwarder_->sleeping.load(std::memory_order_relaxed) == 0) return;
+  ringBell(options_.paths.forwarderDoorbellSocket());
+}
+
+void WorkerRuntime::wakePersister() noexcept {
+  // W1: pairs with P1 in PersisterRuntime::run(): our publish, then its flag.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (persister_sleeping_ == nullptr || persister_sleeping_->load(std::memory_order_relaxed) == 0) return;
+  ringBell(options_.paths.persisterDoorbellSocket());
+}
+
+void WorkerRuntime::ringBell(const std::string& path) noexcept {
   sockaddr_un un{};
   un.sun_family = AF_UNIX;
-  const std::string& path = options_.paths.forwarderDoorbellSocket();
   std::memcpy(un.sun_path, path.c_str(), std::min(path.size() + 1, sizeof un.sun_path - 1));
   const uint8_t byte = 1;
-  // A forwarder that is not there (restarting) finds the records when it is.
+  // A process that is not there (restarting) finds the records when it is.
   (void)sendto(bell_socket_, &byte, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&un), sizeof un);
 }
 
 void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
   group::ProcessStatusShm& status = header_->status;
-  status.pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
-  status.started_ns.store(realtimeNs(), std::memory_order_relaxed);
-  status.starts.store(status.starts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  // S1: pairs with A1 in the launcher.
-  status.state.store(static_cast<uint32_t>(group::ProcessState::kServing), std::memory_order_release);
+  group::announceServing(status);
 
   const std::size_t batch = options_.batch;
   while (!stop.load(std::memory_order_relaxed)) {
@@ -208,6 +256,7 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     // Timers send too: failovers, Delete Bearer Requests after a gateway restart.
     proxy_->tick(now);
     if (egress_->publish()) wakeForwarder();
+    if (persist_ && persist_->publish()) wakePersister();
     status.heartbeat_ns.store(now, std::memory_order_relaxed);
     if (n == 0) {
       doorbell_->wait([this] { return !priority_->empty() || !fresh_->empty(); }, kIdleWait);

@@ -44,6 +44,9 @@ struct WorkerOptions {
   uint32_t transactions = 65536;
   uint64_t answer_cache_bytes = 1 << 20;
   uint32_t batch = 64;
+  // Session changes go to the persister's ring (storage.mode other than off).
+  bool persist = false;
+  uint32_t persist_slots = 65536;
   ProxySettings proxy;
 };
 
@@ -66,8 +69,12 @@ class WorkerRuntime {
  private:
   WorkerRuntime() = default;
   class RingEgress;
+  class RingPersist;
   std::size_t drain(ring::Consumer& ring, std::size_t limit, uint64_t now, uint64_t wall) noexcept;
   void wakeForwarder() noexcept;
+  void wakePersister() noexcept;
+  // A byte to the datagram socket at `path` (a process that sleeps in epoll).
+  void ringBell(const std::string& path) noexcept;
 
   WorkerOptions options_;
   std::optional<ring::SharedSegment> state_;
@@ -77,6 +84,9 @@ class WorkerRuntime {
   std::unique_ptr<SessionTable> sessions_;
   std::unique_ptr<TransactionTable> transactions_;
   std::unique_ptr<RingEgress> egress_;
+  std::unique_ptr<RingPersist> persist_;
+  std::optional<ring::SharedSegment> persister_segment_;
+  const std::atomic<uint32_t>* persister_sleeping_ = nullptr;
   std::unique_ptr<Proxy> proxy_;
   std::unique_ptr<ring::Consumer> priority_;
   std::unique_ptr<ring::Consumer> fresh_;

@@ -1,0 +1,60 @@
+// What the main of every gtpcp process does before its own work: the
+// command line's common options, --check-config, the configuration, and the
+// stop flag that SIGTERM and SIGINT set.
+#pragma once
+
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "common/config/check.h"
+#include "common/config/instance.h"
+#include "common/log/log.h"
+
+namespace gtpcp::group {
+
+struct ProcessArgs {
+  std::string config_path = "config/gtpcp.yaml";
+  bool check = false;
+};
+
+inline void addProcessOptions(CLI::App& app, ProcessArgs& args) {
+  app.add_option("-c,--config", args.config_path, "gtpcp.yaml");
+  app.add_flag("--check-config", args.check, "validate the configuration and the routing document, then exit");
+}
+
+// The configuration, or nullopt after printing every error with its file and line.
+inline std::optional<config::InstanceConfig> loadProcessConfig(const std::string& path) {
+  auto config = config::loadInstanceConfig(path);
+  if (!config) {
+    std::cerr << config.error().toString() << "\n";
+    return std::nullopt;
+  }
+  return std::move(*config);
+}
+
+// Logs why the process cannot go on and gives its exit status.
+inline int cannotStart(const std::string& why) {
+  spdlog::critical("cannot start: {}", why);
+  log::shutdown();
+  return 1;
+}
+
+namespace detail {
+inline std::atomic<bool> g_stop{false};
+inline void onStopSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
+}  // namespace detail
+
+// Set once SIGTERM or SIGINT arrived; the process's loop watches it.
+inline const std::atomic<bool>& stopOnSignals() {
+  signal(SIGTERM, detail::onStopSignal);
+  signal(SIGINT, detail::onStopSignal);
+  return detail::g_stop;
+}
+
+}  // namespace gtpcp::group

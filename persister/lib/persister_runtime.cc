@@ -1,0 +1,158 @@
+#include "persister/lib/persister_runtime.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/group/rings.h"
+#include "common/time/clock.h"
+
+namespace gtpcp::persister {
+
+namespace {
+// Longest sleep with nothing to do: heartbeats and gauges stay fresh.
+constexpr uint64_t kIdleWaitMs = 100;
+// How long a stopping persister keeps writing what it holds.
+constexpr uint64_t kFlushOnStopNs = 2'000'000'000;
+}  // namespace
+
+tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::open(const PersisterOptions& options) {
+  if (options.workers > kMaxChannels) return tl::unexpected("at most " + std::to_string(kMaxChannels) + " workers");
+  std::unique_ptr<PersisterRuntime> p(new PersisterRuntime());
+  p->options_ = options;
+  auto seg = ring::SharedSegment::createOrAttach(options.paths.persisterSegment(), sizeof(PersisterShm),
+                                                 kPersisterSegmentKind, [](void* payload, std::size_t) -> ring::Result<void> {
+                                                   new (payload) PersisterShm();
+                                                   return {};
+                                                 });
+  if (!seg) return tl::unexpected("shared memory " + options.paths.persisterSegment() + ": " + seg.error().message);
+  p->segment_.emplace(std::move(*seg));
+  p->shm_ = static_cast<PersisterShm*>(p->segment_->payload());
+  p->shm_->status.state.store(static_cast<uint32_t>(group::ProcessState::kStarting), std::memory_order_relaxed);
+
+  for (uint32_t w = 0; w < options.workers; ++w) {
+    const std::string name = options.paths.ring(w, group::RingKind::kPersist);
+    auto r = group::openRingSegment(name, options.persist_slots);
+    if (!r) return tl::unexpected("shared memory " + name + ": " + r.error().message);
+    p->ring_segments_.push_back(std::move(*r));
+  }
+  for (ring::SharedSegment& s : p->ring_segments_) {
+    auto c = ring::Consumer::attach(s.payload(), s.payloadSize());
+    if (!c) return tl::unexpected("persist ring: " + c.error().message);
+    p->rings_.push_back(std::make_unique<ring::Consumer>(std::move(*c)));
+  }
+
+  p->loop_ = std::make_unique<EventLoop>();
+  p->keys_ = std::make_unique<KeyNames>(options.group);
+  for (uint32_t w = 0; w < options.workers; ++w) {
+    auto client = RedisClientImpl::create(*p->loop_, options.redis, &p->shm_->redis[w]);
+    if (!client) return tl::unexpected(client.error());
+    p->clients_.push_back(std::move(*client));
+    p->channels_.push_back(std::make_unique<Channel>(*p->rings_[w], *p->clients_[w], *p->keys_, p->shm_->counters,
+                                                     options.batch_records));
+  }
+
+  // The workers' doorbell: a byte on this socket when they published while
+  // the persister slept.
+  const std::string path = options.paths.persisterDoorbellSocket();
+  p->bell_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_un un{};
+  un.sun_family = AF_UNIX;
+  if (path.size() >= sizeof un.sun_path) return tl::unexpected("doorbell socket path too long: " + path);
+  std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
+  unlink(path.c_str());
+  if (p->bell_ < 0 || bind(p->bell_, reinterpret_cast<sockaddr*>(&un), sizeof un) != 0)
+    return tl::unexpected("doorbell socket " + path + ": " + std::strerror(errno));
+  p->bell_handler_ = IoHandler{&PersisterRuntime::onDoorbell, p.get()};
+  p->loop_->add(p->bell_, &p->bell_handler_, EPOLLIN);
+  return p;
+}
+
+PersisterRuntime::~PersisterRuntime() {
+  channels_.clear();
+  clients_.clear();
+  if (bell_ >= 0) {
+    loop_->remove(bell_);
+    close(bell_);
+    unlink(options_.paths.persisterDoorbellSocket().c_str());
+  }
+}
+
+void PersisterRuntime::onDoorbell(void* self, uint32_t) noexcept {
+  auto* p = static_cast<PersisterRuntime*>(self);
+  uint8_t buf[64];
+  while (recv(p->bell_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
+}
+
+bool PersisterRuntime::turn() noexcept {
+  bool work = false;
+  const uint64_t now = monotonicNs();
+  for (auto& c : channels_) work |= c->turn(now);
+  return work;
+}
+
+void PersisterRuntime::updateGauges() noexcept {
+  const uint64_t wall = realtimeNs();
+  uint64_t oldest = 0;
+  uint64_t pending = 0;
+  bool up = true;
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
+    const uint64_t o = channels_[i]->oldestPendingWallNs();
+    if (o != 0 && (oldest == 0 || o < oldest)) oldest = o;
+    pending += channels_[i]->pendingRecords();
+    up = up && shm_->redis[i].connected.load() == 1;
+  }
+  shm_->counters.lag_ms.set(oldest != 0 && wall > oldest ? (wall - oldest) / 1'000'000 : 0);
+  shm_->counters.pending_changes.set(pending);
+  shm_->counters.storage_up.set(up ? 1 : 0);
+}
+
+void PersisterRuntime::run(const std::atomic<bool>& stop) noexcept {
+  group::ProcessStatusShm& status = shm_->status;
+  group::announceServing(status);
+
+  while (!stop.load(std::memory_order_relaxed)) {
+    const bool work = turn();
+    updateGauges();
+    status.heartbeat_ns.store(monotonicNs(), std::memory_order_relaxed);
+    if (work) {
+      loop_->runOnce(0);
+      continue;
+    }
+    bool in_flight = false;
+    for (auto& c : channels_) in_flight |= c->inFlight();
+    if (in_flight) {
+      // Answers, or a failed batch's pause, are what we wait for.
+      loop_->runOnce(10);
+      continue;
+    }
+    // P1: announce the sleep, then look at the rings once more; a worker
+    // publishes, fences and reads the flag (W1 in its wakePersister()).
+    shm_->sleeping.store(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    bool idle = true;
+    for (auto& c : channels_) idle = idle && c->idle();
+    if (idle) loop_->runOnce(kIdleWaitMs);
+    shm_->sleeping.store(0, std::memory_order_relaxed);
+  }
+  // Stopping: what was read, and what the workers published, goes to Redis
+  // first, for as long as Redis answers within the bound.
+  status.state.store(static_cast<uint32_t>(group::ProcessState::kStopping), std::memory_order_relaxed);
+  const uint64_t deadline = monotonicNs() + kFlushOnStopNs;
+  for (;;) {
+    bool idle = true;
+    for (auto& c : channels_) idle = idle && c->idle();
+    if (idle || monotonicNs() > deadline) break;
+    if (!turn()) loop_->runOnce(10);
+    else loop_->runOnce(0);
+  }
+  updateGauges();
+  status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+}
+
+}  // namespace gtpcp::persister

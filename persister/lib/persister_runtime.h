@@ -1,0 +1,60 @@
+// The gtpcp-persister process, apart from its main: its segment, the
+// workers' persist rings, one Redis channel per worker, and the loop.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "common/group/paths.h"
+#include "common/ring/ring.h"
+#include "common/ring/segment.h"
+#include "persister/lib/event_loop.h"
+#include "persister/lib/persister.h"
+#include "persister/lib/persister_shm.h"
+#include "persister/lib/redis_client_impl.h"
+
+namespace gtpcp::persister {
+
+struct PersisterOptions {
+  group::Paths paths{"", ""};
+  std::string group;
+  uint32_t workers = 1;
+  uint32_t persist_slots = 65536;
+  uint32_t batch_records = 4096;  // change records per batch and channel
+  RedisClientConfig redis;
+};
+
+class PersisterRuntime {
+ public:
+  static tl::expected<std::unique_ptr<PersisterRuntime>, std::string> open(const PersisterOptions& options);
+  ~PersisterRuntime();
+
+  void run(const std::atomic<bool>& stop) noexcept;
+  PersisterShm& shm() noexcept { return *shm_; }
+
+ private:
+  PersisterRuntime() = default;
+  // One look at every channel; true when any did something.
+  bool turn() noexcept;
+  void updateGauges() noexcept;
+  static void onDoorbell(void* self, uint32_t events) noexcept;
+
+  PersisterOptions options_;
+  std::optional<ring::SharedSegment> segment_;
+  PersisterShm* shm_ = nullptr;
+  std::vector<ring::SharedSegment> ring_segments_;
+  std::vector<std::unique_ptr<ring::Consumer>> rings_;
+  std::unique_ptr<EventLoop> loop_;
+  std::vector<std::unique_ptr<RedisClientImpl>> clients_;
+  std::unique_ptr<KeyNames> keys_;
+  std::vector<std::unique_ptr<Channel>> channels_;
+  int bell_ = -1;
+  IoHandler bell_handler_;
+};
+
+}  // namespace gtpcp::persister

@@ -1,0 +1,215 @@
+// Sessions in Redis through the real processes: the group with its embedded
+// redis-server and gtpcp-persister, driven by the emulator, and Redis read
+// back directly (never through the proxy's counters): every session the
+// proxy holds is a record there, with its index, and none is left once the
+// subscribers detached; a persister killed under load loses no change.
+#include <hiredis/hiredis.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "persister/lib/record.h"
+#include "tests/integration/fixture.h"
+#include "tests/support/redis.h"
+#include "tests/support/process.h"
+
+namespace gtpcp::integration {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::TestGroup;
+
+// A synchronous look at a Redis server.
+class RedisReader {
+ public:
+  explicit RedisReader(uint16_t port) {
+    timeval tv{2, 0};
+    c_ = redisConnectWithTimeout("127.0.0.1", port, tv);
+  }
+  ~RedisReader() {
+    if (c_ != nullptr) redisFree(c_);
+  }
+  bool ok() const { return c_ != nullptr && c_->err == 0; }
+
+  std::vector<std::string> keys(const std::string& pattern) {
+    std::vector<std::string> out;
+    std::string cursor = "0";
+    do {
+      auto* r = static_cast<redisReply*>(
+          redisCommand(c_, "SCAN %s MATCH %s COUNT 1000", cursor.c_str(), pattern.c_str()));
+      if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        if (r) freeReplyObject(r);
+        ADD_FAILURE() << "SCAN failed";
+        return out;
+      }
+      cursor = r->element[0]->str;
+      for (std::size_t i = 0; i < r->element[1]->elements; ++i) out.emplace_back(r->element[1]->element[i]->str);
+      freeReplyObject(r);
+    } while (cursor != "0");
+    return out;
+  }
+  std::map<std::string, std::string> hash(const std::string& key) {
+    std::map<std::string, std::string> out;
+    auto* r = static_cast<redisReply*>(redisCommand(c_, "HGETALL %b", key.data(), key.size()));
+    if (r != nullptr && r->type == REDIS_REPLY_ARRAY) {
+      for (std::size_t i = 0; i + 1 < r->elements; i += 2)
+        out[std::string(r->element[i]->str, r->element[i]->len)] =
+            std::string(r->element[i + 1]->str, r->element[i + 1]->len);
+    }
+    if (r) freeReplyObject(r);
+    return out;
+  }
+  std::set<std::string> members(const std::string& key) {
+    std::set<std::string> out;
+    auto* r = static_cast<redisReply*>(redisCommand(c_, "SMEMBERS %b", key.data(), key.size()));
+    if (r != nullptr && r->type == REDIS_REPLY_ARRAY)
+      for (std::size_t i = 0; i < r->elements; ++i) out.emplace(r->element[i]->str, r->element[i]->len);
+    if (r) freeReplyObject(r);
+    return out;
+  }
+
+ private:
+  redisContext* c_ = nullptr;
+};
+
+class PersistenceTest : public DataPathTest {
+ protected:
+  TestGroup& startPersistingGroup(unsigned workers) {
+    port_ = testing::freeTcpPort();
+    testing::GroupOptions o;
+    o.workers = workers;
+    o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
+    o.storage_yaml = "  mode: embedded\n  embedded_port: " + std::to_string(port_) + "\n";
+    return startGroup(o);
+  }
+  // The session hashes in Redis, each read back as one record.
+  std::map<std::string, proto::SessionRecord> records() {
+    RedisReader r(port_);
+    EXPECT_TRUE(r.ok());
+    std::map<std::string, proto::SessionRecord> out;
+    for (const std::string& key : r.keys("gtpcp:" + group_->group() + ":*:s:*")) {
+      proto::SessionRecord rec;
+      EXPECT_TRUE(persister::assemble(r.hash(key), rec)) << key;
+      out[key] = rec;
+    }
+    return out;
+  }
+  // Waits until Redis holds `n` sessions, each of them accepted by its PGW
+  // (the sessions this test leaves are), and the persister nothing unwritten.
+  bool settledWith(std::size_t n) {
+    return testing::waitUntil(
+        [&] {
+          const json p = TestGroup::process(group_->status(), "persister");
+          if (!p.contains("counters") || p["counters"].value("persister.pending_changes", 1ull) != 0) return false;
+          const auto all = records();
+          return all.size() == n &&
+                 std::all_of(all.begin(), all.end(), [](const auto& r) { return r.second.proxy().active(); });
+        },
+        10s, 50ms);
+  }
+  uint16_t port_ = 0;
+};
+
+TEST_F(PersistenceTest, EverySessionIsARecordWithItsIndexAndNoneIsLeftAfterTheDetach) {
+  TestGroup& g = startPersistingGroup(2);
+  ASSERT_FALSE(HasFailure());
+  constexpr int kSubscribers = 300;
+  const std::string dir = g.dir().path();
+  testing::PeerRun pgw({"--pgw", ip(21), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers),
+                        "--duration", "60"},
+                       dir, "pgw");
+  testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers), "--mode",
+                        "hold", "--setup-rate", "2000", "--duration", "60", "--t3-ms", "1000"},
+                       dir, "sgw");
+  // Every creation answered (a session counts from its request on).
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return TestGroup::workerSum(g.status(), "worker.sessions_created") == kSubscribers; }, 15s, 50ms))
+      << g.status().dump(1);
+  ASSERT_TRUE(settledWith(kSubscribers)) << records().size() << " records; " << g.status().dump(1);
+
+  RedisReader redis(port_);
+  std::set<std::string> imsis;
+  for (const auto& [key, rec] : records()) {
+    SCOPED_TRACE(key);
+    EXPECT_EQ(rec.gtp_version(), 2u);
+    EXPECT_TRUE(rec.proxy().active());
+    EXPECT_EQ(rec.imsi().size(), 15u);
+    EXPECT_FALSE(rec.msisdn().empty()) << "from the Create Session Request";
+    EXPECT_FALSE(rec.mei().empty());
+    EXPECT_NE(rec.rat_type(), 0u);
+    EXPECT_FALSE(rec.uli().empty());
+    EXPECT_FALSE(rec.paa().empty()) << "from the PGW's answer";
+    EXPECT_NE(rec.proxy().sgw_control().teid(), 0u);
+    EXPECT_NE(rec.proxy().pgw_control().teid(), 0u);
+    EXPECT_EQ(rec.proxy().gateway_teid() & ~0x80u, rec.proxy().access_teid() & ~0x80u) << "one slot, two legs";
+    ASSERT_EQ(rec.bearers_size(), 1);
+    EXPECT_EQ(rec.bearers(0).ebi(), 5u);
+    EXPECT_NE(rec.bearers(0).sgw_user_plane().teid(), 0u) << "both sides of the default bearer";
+    EXPECT_NE(rec.bearers(0).pgw_user_plane().teid(), 0u);
+    imsis.insert(rec.imsi());
+    // Found by IMSI too: the index, in the same slot.
+    const std::string index = "gtpcp:" + g.group() + ":{" + g.group() + "." +
+                              std::to_string(rec.proxy().partition()) + "}:imsi:" + rec.imsi();
+    EXPECT_EQ(redis.members(index), std::set<std::string>{key});
+  }
+  EXPECT_EQ(imsis.size(), static_cast<std::size_t>(kSubscribers));
+
+  // The SGW detaches everyone (a second run of the same subscribers: the
+  // hold run ends without detaching, so this one deletes).
+  ASSERT_EQ(::kill(sgw.pid(), SIGTERM), 0);
+  sgw.wait(30s);
+  const json s = g.status();
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.persist_ring_full"), 0u) << s.dump(1);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.persist_changes"), 2u * kSubscribers) << "a creation and its answer each";
+  // Sessions the hold left: a full cycle of other subscribers, attached and
+  // detached, must leave exactly those.
+  auto cycle = runPeer({"--sgw", ip(12), "--pgw", ip(21), "--proxy", proxy(), "--subscribers", "200", "--imsi-start",
+                        "001019000000001", "--modify", "2", "--cycles", "1", "--rate", "2000", "--duration", "20"},
+                       30s, "cycle");
+  EXPECT_EQ(cycle.value("/timeouts"), 0u);
+  ASSERT_TRUE(settledWith(kSubscribers)) << records().size() << " records";
+  for (const auto& [key, rec] : records()) EXPECT_FALSE(rec.imsi().starts_with("00101900")) << key;
+  EXPECT_TRUE(redis.keys("gtpcp:" + g.group() + ":*:imsi:00101900*").empty()) << "their index entries went too";
+}
+
+TEST_F(PersistenceTest, APersisterKilledUnderLoadLosesNoChange) {
+  TestGroup& g = startPersistingGroup(2);
+  ASSERT_FALSE(HasFailure());
+  constexpr int kSubscribers = 2000;
+  const std::string dir = g.dir().path();
+  testing::PeerRun pgw({"--pgw", ip(21), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers),
+                        "--duration", "60"},
+                       dir, "pgw");
+  testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers), "--mode",
+                        "hold", "--setup-rate", "1000", "--duration", "60", "--t3-ms", "1000"},
+                       dir, "sgw");
+  // Halfway through the attaches, SIGKILL; restarted a moment later.
+  ASSERT_TRUE(testing::waitUntil([&] { return g.status().value("sessions", 0ull) >= kSubscribers / 2; }, 15s, 10ms));
+  const int before = g.pidOf("persister");
+  ASSERT_GT(before, 0);
+  ASSERT_EQ(::kill(before, SIGKILL), 0);
+  std::this_thread::sleep_for(300ms);
+  const auto restart = g.gtpcp({"restart", "persister"});
+  note(restart.text);
+  ASSERT_EQ(restart.status, 0) << restart.text;
+  ASSERT_NE(g.pidOf("persister"), before);
+
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return TestGroup::workerSum(g.status(), "worker.sessions_created") == kSubscribers; }, 20s, 50ms))
+      << g.status().dump(1);
+  ASSERT_TRUE(settledWith(kSubscribers)) << records().size() << " records of " << kSubscribers;
+  std::size_t active = 0;
+  for (const auto& [key, rec] : records()) active += rec.proxy().active() ? 1 : 0;
+  EXPECT_EQ(active, static_cast<std::size_t>(kSubscribers)) << "every creation's acceptance written";
+  const json s = g.status();
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.persist_ring_full"), 0u);
+  ASSERT_EQ(::kill(sgw.pid(), SIGTERM), 0);
+  sgw.wait(30s);
+}
+
+}  // namespace
+}  // namespace gtpcp::integration
