@@ -158,6 +158,18 @@ TEST_F(PersistenceTest, EverySessionIsARecordWithItsIndexAndNoneIsLeftAfterTheDe
   }
   EXPECT_EQ(imsis.size(), static_cast<std::size_t>(kSubscribers));
 
+  // The operator's look-up by IMSI reads the same record.
+  const std::string imsi = *imsis.begin();
+  const auto lookup = g.gtpcp({"session", imsi});
+  ASSERT_EQ(lookup.status, 0) << lookup.text;
+  const json found = json::parse(lookup.text);
+  ASSERT_EQ(found.size(), 1u) << lookup.text;
+  EXPECT_EQ(found[0]["imsi"], imsi);
+  EXPECT_EQ(found[0]["proxy"]["sgw_control"]["ipv4"], ip(11));
+  EXPECT_EQ(found[0]["proxy"]["pgw_control"]["ipv4"], ip(21));
+  EXPECT_TRUE(found[0]["paa"].contains("ipv4")) << lookup.text;
+  EXPECT_EQ(g.gtpcp({"session", "001019999999999"}).status, 3) << "no session: exit status 3";
+
   // The SGW detaches everyone (a second run of the same subscribers: the
   // hold run ends without detaching, so this one deletes).
   ASSERT_EQ(::kill(sgw.pid(), SIGTERM), 0);

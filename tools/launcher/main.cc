@@ -1,5 +1,6 @@
 // gtpcp: the operator's command for a group on this host.
 //   gtpcp [-c gtpcp.yaml] start | stop [--keep-state] | status [--json] | restart PROCESS | check-config
+//                         | session IMSI
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "common/config/check.h"
 #include "common/config/instance.h"
 #include "tools/launcher/launcher.h"
+#include "tools/launcher/sessions.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gtpcp: start, stop and inspect a gtpcp group"};
@@ -26,6 +28,9 @@ int main(int argc, char** argv) {
   std::string process;
   restart->add_option("process", process, "forwarder, worker-0, ...")->required();
   auto* check = app.add_subcommand("check-config", "validate gtpcp.yaml and the routing document");
+  auto* session = app.add_subcommand("session", "a subscriber's sessions as kept in Redis (JSON)");
+  std::string imsi;
+  session->add_option("imsi", imsi, "the subscriber's IMSI")->required();
   CLI11_PARSE(app, argc, argv);
 
   if (check->parsed()) return gtpcp::config::checkConfigMain(config_path, std::cout);
@@ -33,6 +38,15 @@ int main(int argc, char** argv) {
   if (!config) {
     std::cerr << config.error().toString() << "\n";
     return 1;
+  }
+  if (session->parsed()) {
+    auto found = gtpcp::launcher::sessionsOfImsi(*config, imsi);
+    if (!found) {
+      std::cerr << found.error() << "\n";
+      return 1;
+    }
+    std::cout << found->dump(2) << "\n";
+    return found->empty() ? 3 : 0;
   }
   gtpcp::launcher::Group group(std::move(*config), config_path, gtpcp::launcher::selfDirectory());
   if (start->parsed()) {
