@@ -258,13 +258,14 @@ def top_level_ies(data):
     return out
 
 
-def relay_differences(sent, got, control_types=CONTROL_TYPES):
+def relay_differences(sent, got, control_types=CONTROL_TYPES, recovery=None):
     """What differs between the message a peer sent and the one the proxy
     relayed, besides the header's TEID and sequence number and the
     control-plane F-TEIDs (interface types `control_types`), whose TEID and
     address the proxy rewrites: a list of sentences, empty when nothing
     else changed. An F-TEID changing address family is allowed (its length
-    changes); its interface type and instance must stay."""
+    changes); its interface type and instance must stay. A Recovery IE must
+    carry the group's value `recovery` (when given): the peers see one node."""
     problems = []
     if sent[0] != got[0]:
         problems.append("header flags 0x%02x became 0x%02x" % (sent[0], got[0]))
@@ -282,6 +283,10 @@ def relay_differences(sent, got, control_types=CONTROL_TYPES):
             if (x[4] & 0x3F) != (y[4] & 0x3F):
                 problems.append("control F-TEID instance %d: interface type %d became %d" %
                                 (i, x[4] & 0x3F, y[4] & 0x3F))
+            continue
+        if t == 3 and recovery is not None:
+            if len(y) != 5 or y[4] != recovery:
+                problems.append("Recovery IE %s is not the group's value %d" % (y.hex(), recovery))
             continue
         if x != y:
             problems.append("IE type %d instance %d changed: %s -> %s" % (t, i, x.hex(), y.hex()))

@@ -147,7 +147,7 @@ class Rig:
                               (e, frm.role, m.name(late[0].gtp_type), m.cause_of(late[0])))
             raise
         check_eq(source, (self.proxy_of(to), GTPC_PORT), "%s: source of the message the %s received" % (what, to.role))
-        problems = m.relay_differences(sent, data)
+        problems = m.relay_differences(sent, data, recovery=self.recovery)
         check(not problems, "%s: the %s received a message changed beyond TEIDs and sequence number:\n  %s" %
               (what, to.role, "\n  ".join(problems)))
         return got, data

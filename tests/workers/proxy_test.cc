@@ -551,6 +551,32 @@ TEST_F(ProxyTest, FailoverToAGatewayOfTheOtherFamilyRewritesTheSenderFTeid) {
   EXPECT_EQ(header_->counters.creations_failed_over.load(), 1u);
 }
 
+TEST_F(ProxyTest, RecoveryInRelayedMessagesIsTheGroups) {
+  // The SGW's Recovery (7) does not reach the PGW, nor the PGW's (3) the SGW:
+  // each sees the proxy, one node with one restart counter (TS 23.007).
+  auto csr = createSessionRequest("001010000000350", "internet", 0x350, 350, kSgw);
+  {
+    std::vector<uint8_t> buf(csr.size() + 5);
+    std::copy(csr.begin(), csr.end(), buf.begin());
+    // Append a Recovery IE (type 3, length 1, instance 0, value 7) and fix the length.
+    const uint8_t ie[] = {3, 0, 1, 0, 7};
+    std::copy(std::begin(ie), std::end(ie), buf.begin() + static_cast<std::ptrdiff_t>(csr.size()));
+    const uint16_t length = static_cast<uint16_t>(buf.size() - 4);
+    buf[2] = static_cast<uint8_t>(length >> 8);
+    buf[3] = static_cast<uint8_t>(length);
+    csr = buf;
+  }
+  auto out = feed(csr, net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(out.size(), 1u);
+  Message to_pgw = decode(out[0].bytes);
+  ASSERT_TRUE(readFirst<Recovery>(to_pgw));
+  EXPECT_EQ(readFirst<Recovery>(to_pgw)->value, 1) << "the group's (ProxySettings::recovery)";
+  auto back = answerCreate(out[0], 16, 3);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(readFirst<Recovery>(decode(back[0].bytes))->value, 1);
+  EXPECT_EQ(header_->counters.recovery_rewritten.load(), 2u);
+}
+
 TEST_F(ProxyTest, TryAnotherCauseSendsTheCreationToTheNextGateway) {
   useRouting("failover: {try_another: [73]}\n");
   const Sent first = createFrom("001010000000320", "internet", 0x320, 320);

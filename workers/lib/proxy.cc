@@ -706,7 +706,32 @@ gtp::v2::Rewriter& Proxy::rewriter() noexcept {
   return *rewriter_;
 }
 
+void Proxy::announceRecovery(const Message& m, std::span<uint8_t> bytes) noexcept {
+  const uint8_t value = groupRecovery();
+  for (const Ie& ie : m.topLevel()) {
+    if (ie.ieType() != IeType::kRecovery || ie.length < 1) continue;
+    uint8_t& octet = bytes[ie.valueOffset()];
+    if (octet != value) {
+      octet = value;
+      counters_.recovery_rewritten.add();
+    }
+  }
+}
+
+uint8_t Proxy::groupRecovery() const noexcept {
+  return status_shm_ != nullptr ? static_cast<uint8_t>(status_shm_->recovery.load(std::memory_order_relaxed))
+                                : settings_.recovery;
+}
+
 std::span<const uint8_t> Proxy::outgoing(Context& c, bool with_piggybacked) noexcept {
+  // The peers see one node, the proxy: a Recovery IE carries the group's
+  // value, never another peer's (TS 23.007: a changed value from one peer
+  // address means that node restarted).
+  announceRecovery(c.message, c.message_bytes);
+  if (with_piggybacked && datagram_.has_piggybacked && &c.message == &datagram_.message) {
+    const Message& p = datagram_.piggybacked;
+    announceRecovery(p, c.bytes.subspan(c.message.bytes().size(), p.bytes().size()));
+  }
   if (!rewriter_ || rewriter_->editCount() == 0) return with_piggybacked ? c.bytes : alone(c);
   auto written = rewriter_->write(rewritten_);
   if (!written) {

@@ -37,6 +37,8 @@ struct ProxySettings {
   // Session of an orphan) are sent again every T3, N3 times.
   uint64_t t3_ns = 3'000'000'000;
   uint32_t n3 = 2;
+  // The group's Recovery when no forwarder segment tells it (tests).
+  uint8_t recovery = 1;
 };
 
 // What arrived: the datagram's source and the socket it came in on.
@@ -117,6 +119,10 @@ class Proxy {
   // changed a length; with the piggybacked message or without.
   std::span<const uint8_t> outgoing(Context& c, bool with_piggybacked) noexcept;
   uint8_t socketFamily(uint8_t socket) const noexcept;
+  // Every top-level Recovery IE of `m` (at `bytes`) set to the group's value.
+  void announceRecovery(const gtp::v2::Message& m, std::span<uint8_t> bytes) noexcept;
+  // The group's Recovery: the forwarder's (what it answers Echo with), else the settings'.
+  uint8_t groupRecovery() const noexcept;
   // A rule's overrides on a Create Session Request; a cause when it must be
   // refused (a PDN type the rule does not allow), else 0.
   uint8_t applyOverrides(Context& c, const config::Overrides& overrides) noexcept;

@@ -52,6 +52,7 @@ namespace gtpcp::worker {
   X(connection_set_requests_sent, "worker.connection_set_requests_sent", "Delete PDN Connection Set Requests sent on to peers of the other leg") \
   X(connection_set_overflow, "worker.connection_set_overflow", "Delete PDN Connection Set work refused: too many at once, too large, or too many peers") \
   X(one_way_relayed, "worker.one_way_relayed", "messages without a reply relayed (Trace Session Activation/Deactivation)") \
+  X(recovery_rewritten, "worker.recovery_rewritten", "Recovery IEs of relayed messages set to the group's value") \
   X(persist_changes, "worker.persist_changes", "session changes written to the persist ring") \
   X(persist_ring_full, "worker.persist_ring_full", "session changes lost because the persist ring was full") \
   X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTPv2-C, unexpected)")
