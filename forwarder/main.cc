@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -36,7 +37,13 @@ int main(int argc, char** argv) {
   options.batch = config->rings.batch;
   options.socket_buffer_bytes = static_cast<int>(config->gtpc.socket_buffer_bytes);
   options.sockets = gtpcp::group::socketPlanOf(*config);
+  // The launcher settles the group's Recovery (kept in Redis) at each start;
+  // without it (the forwarder started alone), the configured one.
   options.recovery = config->gtpc.recovery;
+  if (std::ifstream in(options.paths.recoveryFile()); in) {
+    int v = -1;
+    if (in >> v && v >= 0 && v <= 255) options.recovery = static_cast<uint8_t>(v);
+  }
   options.creations_per_peer = config->overload.creations_per_peer;
   options.creations_burst = config->overload.creations_burst;
   options.max_creation_wait_ms = config->overload.max_creation_wait_ms;

@@ -125,7 +125,8 @@ constexpr KeyInfo kKeys[] = {
    .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.socket_buffer_bytes = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.gtpc.socket_buffer_bytes); }},
   {.path = "gtpc.recovery", .type = KeyType::kInteger, .min = 0, .max = 255, .default_value = "1",
-   .doc = "Recovery (restart counter) the group announces (TS 29.274 8.5); later kept in Redis.",
+   .doc = "Recovery (restart counter, TS 29.274 8.5) the group announces without storage, and starts from with "
+          "it: Redis then keeps the group's value, which goes up by one when a start finds no session stored.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.gtpc.recovery = static_cast<uint8_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.gtpc.recovery); }},
 

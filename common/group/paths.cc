@@ -42,6 +42,7 @@ std::string Paths::persisterSegment() const { return ring::shmName(group_, "pers
 std::string Paths::forwarderDoorbellSocket() const { return run_dir_ + "/forwarder.bell"; }
 std::string Paths::persisterDoorbellSocket() const { return run_dir_ + "/persister.bell"; }
 std::string Paths::embeddedRedisDir() const { return run_dir_ + "/redis"; }
+std::string Paths::recoveryFile() const { return run_dir_ + "/recovery"; }
 std::string Paths::pidFile(std::string_view process) const {
   return run_dir_ + "/" + std::string(process) + ".pid";
 }

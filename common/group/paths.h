@@ -30,6 +30,7 @@ class Paths {
   std::string forwarderDoorbellSocket() const;  // unix datagram socket the forwarder sleeps on
   std::string persisterDoorbellSocket() const;  // and the persister
   std::string embeddedRedisDir() const;         // the embedded redis-server's data and socket
+  std::string recoveryFile() const;             // the group's Recovery as the launcher settled it
   std::string pidFile(std::string_view process) const;
   std::string logFile(std::string_view process) const;
 

@@ -13,6 +13,8 @@
 
 #include "persister/lib/record.h"
 #include "tests/integration/fixture.h"
+#include "tests/integration/raw_gtp.h"
+#include "tests/support/udp.h"
 #include "tests/support/redis.h"
 #include "tests/support/process.h"
 
@@ -63,6 +65,7 @@ class RedisReader {
     if (r) freeReplyObject(r);
     return out;
   }
+  void flush() { freeReplyObject(redisCommand(c_, "FLUSHALL")); }
   std::set<std::string> members(const std::string& key) {
     std::set<std::string> out;
     auto* r = static_cast<redisReply*>(redisCommand(c_, "SMEMBERS %b", key.data(), key.size()));
@@ -110,6 +113,15 @@ class PersistenceTest : public DataPathTest {
                  std::all_of(all.begin(), all.end(), [](const auto& r) { return r.second.proxy().active(); });
         },
         10s, 50ms);
+  }
+  // The Recovery value the group answers Echo with.
+  int echoRecovery() {
+    testing::UdpSocket sock(net_.addr(30), 0);
+    if (!sock.sendTo(net_.addr(kProxyHost), 2123, echoRequest(0x77, 1))) return -1;
+    auto r = sock.receive(3s);
+    if (!r) return -1;
+    Decoded d = decode(r->bytes);
+    return d.ok && d.recovery ? *d.recovery : -1;
   }
   uint16_t port_ = 0;
 };
@@ -221,6 +233,40 @@ TEST_F(PersistenceTest, APersisterKilledUnderLoadLosesNoChange) {
   EXPECT_EQ(TestGroup::workerSum(s, "worker.persist_ring_full"), 0u);
   ASSERT_EQ(::kill(sgw.pid(), SIGTERM), 0);
   sgw.wait(30s);
+}
+
+TEST_F(PersistenceTest, TheGroupsRecoveryChangesOnlyWhenItsStoredSessionsAreGone) {
+  TestGroup& g = startPersistingGroup(2);
+  ASSERT_FALSE(HasFailure());
+  // Fresh storage: gtpc.recovery (1) + 1.
+  EXPECT_EQ(echoRecovery(), 2);
+  {
+    testing::PeerRun pgw({"--pgw", ip(21), "--proxy", proxy(), "--subscribers", "50", "--duration", "30"},
+                         g.dir().path(), "pgw");
+    testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", "50", "--mode", "hold",
+                          "--setup-rate", "500", "--duration", "30"},
+                         g.dir().path(), "sgw");
+    ASSERT_TRUE(testing::waitUntil(
+        [&] { return TestGroup::workerSum(g.status(), "worker.sessions_created") == 50; }, 10s, 20ms));
+    ASSERT_TRUE(settledWith(50));
+    ::kill(sgw.pid(), SIGTERM);
+    sgw.wait(10s);
+  }
+  // A restart of the whole group, its embedded Redis included (its data in
+  // the run directory): the sessions are still stored, the value stays.
+  g.stop();
+  ASSERT_TRUE(g.start()) << "second start";
+  EXPECT_EQ(echoRecovery(), 2) << "sessions survived: peers must not drop theirs";
+  EXPECT_EQ(records().size(), 50u);
+  // The storage loses everything: the next start announces a new value.
+  {
+    RedisReader redis(port_);
+    ASSERT_TRUE(redis.ok());
+    redis.flush();
+  }
+  g.stop();
+  ASSERT_TRUE(g.start()) << "third start";
+  EXPECT_EQ(echoRecovery(), 3);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "common/group/from_config.h"
 #include "forwarder/lib/forwarder_shm.h"
 #include "persister/lib/persister_shm.h"
+#include "tools/launcher/redis_reader.h"
 #include "workers/lib/worker_shm.h"
 
 namespace gtpcp::launcher {
@@ -193,6 +194,47 @@ bool Group::startRedis(std::ostream& out, int timeout_ms) {
   return false;
 }
 
+bool Group::settleRecovery(std::ostream& out) {
+  // TS 23.007: the Recovery value changes when, and only when, the peers'
+  // sessions are gone. The group's value lives in Redis; it goes up when the
+  // group starts on storage that holds none of its sessions. The last value
+  // is also kept in the run directory, for storage that lost everything
+  // (the key included), and for the forwarder to read.
+  const std::string file = paths_.recoveryFile();
+  std::optional<int> last;
+  if (std::ifstream in(file); in) {
+    int v = -1;
+    if (in >> v && v >= 0 && v <= 255) last = v;
+  }
+  int value = config_.gtpc.recovery;
+  if (group::persists(config_)) {
+    value = last.value_or(value);
+    RedisReader redis(config_);
+    const std::string key = "gtpcp:" + config_.group + ":recovery";
+    auto stored = redis.run({"GET", key});
+    auto sessions = redis.anyKey("gtpcp:" + config_.group + ":*:s:*");
+    if (!stored || !sessions) {
+      out << "recovery: cannot read the group's storage (" << (!stored ? stored.error() : sessions.error())
+          << "); the group's Recovery would be unknown\n";
+      return false;
+    }
+    const bool known = (*stored)->type == REDIS_REPLY_STRING;
+    if (known) value = std::atoi((*stored)->str);
+    if (!known || !*sessions) {
+      value = (value + 1) % 256;
+      out << "recovery: " << value << " (the group's storage holds no session: peers must forget theirs)\n";
+    } else {
+      out << "recovery: " << value << " (kept: the group's storage holds its sessions)\n";
+    }
+    if (auto set = redis.run({"SET", key, std::to_string(value)}); !set) {
+      out << "recovery: " << set.error() << "\n";
+      return false;
+    }
+  }
+  std::ofstream(file) << value << "\n";
+  return true;
+}
+
 std::vector<ProcessSpec> Group::processes() const {
   std::vector<ProcessSpec> out;
   out.push_back({"forwarder", findBinary("gtpcp-forwarder"), {"--config", config_path_}});
@@ -277,7 +319,7 @@ bool Group::start(std::ostream& out, int timeout_ms) {
     return false;
   }
   const uint64_t t0 = monotonicNs();
-  if (!startRedis(out, timeout_ms)) {
+  if (!startRedis(out, timeout_ms) || !settleRecovery(out)) {
     out << "group " << config_.group << " did not start\n";
     return false;
   }

@@ -60,6 +60,8 @@ class Group {
   // The embedded redis-server (storage.mode embedded), or nothing.
   std::optional<ProcessSpec> embeddedRedis() const;
   bool startRedis(std::ostream& out, int timeout_ms);
+  // The group's Recovery for this start, written to the run directory.
+  bool settleRecovery(std::ostream& out);
 
   config::InstanceConfig config_;
   std::string config_path_;

@@ -1,7 +1,6 @@
 #include "tools/launcher/sessions.h"
 
 #include <arpa/inet.h>
-#include <hiredis/hiredis.h>
 
 #include <google/protobuf/util/json_util.h>
 
@@ -11,89 +10,11 @@
 
 #include "common/partition.h"
 #include "persister/lib/record.h"
+#include "tools/launcher/redis_reader.h"
 
 namespace gtpcp::launcher {
 
 namespace {
-
-using Storage = config::InstanceConfig::Storage;
-using Reply = std::unique_ptr<redisReply, void (*)(void*)>;
-using Context = std::unique_ptr<redisContext, void (*)(redisContext*)>;
-
-Context connectTo(const std::string& host, int port) {
-  timeval tv{2, 0};
-  return Context(redisConnectWithTimeout(host.c_str(), port, tv), redisFree);
-}
-
-// Runs one command against the server that owns its key: in Cluster mode,
-// following MOVED and ASK answers.
-class Reader {
- public:
-  explicit Reader(const config::InstanceConfig& c) : c_(c) {}
-
-  tl::expected<Reply, std::string> run(const std::vector<std::string>& argv) {
-    auto [host, port] = primary_;
-    if (host.empty()) {
-      auto p = primary();
-      if (!p) return tl::unexpected(p.error());
-      primary_ = *p;
-      std::tie(host, port) = primary_;
-    }
-    for (int hop = 0; hop < 4; ++hop) {
-      Context ctx = connectTo(host, port);
-      if (!ctx || ctx->err) return tl::unexpected("cannot reach Redis at " + host + ":" + std::to_string(port));
-      std::vector<const char*> args;
-      std::vector<std::size_t> lengths;
-      for (const auto& a : argv) {
-        args.push_back(a.data());
-        lengths.push_back(a.size());
-      }
-      Reply r(static_cast<redisReply*>(redisCommandArgv(ctx.get(), static_cast<int>(args.size()), args.data(),
-                                                        lengths.data())),
-              freeReplyObject);
-      if (!r) return tl::unexpected("Redis at " + host + ":" + std::to_string(port) + " did not answer");
-      if (r->type == REDIS_REPLY_ERROR) {
-        const std::string e(r->str, r->len);
-        // "MOVED 3999 127.0.0.1:7002": the slot lives elsewhere.
-        if (e.rfind("MOVED ", 0) == 0 || e.rfind("ASK ", 0) == 0) {
-          const std::string where = e.substr(e.rfind(' ') + 1);
-          host = where.substr(0, where.rfind(':'));
-          port = std::stoi(where.substr(where.rfind(':') + 1));
-          continue;
-        }
-        return tl::unexpected("Redis: " + e);
-      }
-      return r;
-    }
-    return tl::unexpected(std::string("Redis: too many redirections"));
-  }
-
- private:
-  tl::expected<std::pair<std::string, int>, std::string> primary() {
-    switch (c_.storage.mode) {
-      case Storage::Mode::kOff: return tl::unexpected(std::string("storage.mode is off: sessions are not kept in Redis"));
-      case Storage::Mode::kEmbedded: return std::pair<std::string, int>{"127.0.0.1", c_.storage.embedded_port};
-      case Storage::Mode::kSingle:
-      case Storage::Mode::kCluster:
-        return std::pair<std::string, int>{c_.storage.servers.at(0).address, c_.storage.servers.at(0).port};
-      case Storage::Mode::kSentinel:
-        for (const auto& s : c_.storage.servers) {
-          Context ctx = connectTo(s.address, s.port);
-          if (!ctx || ctx->err) continue;
-          Reply r(static_cast<redisReply*>(redisCommand(ctx.get(), "SENTINEL get-master-addr-by-name %s",
-                                                        c_.storage.sentinel_master.c_str())),
-                  freeReplyObject);
-          if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-            return std::pair<std::string, int>{r->element[0]->str, std::stoi(r->element[1]->str)};
-        }
-        return tl::unexpected("no sentinel of storage.servers names the primary " + c_.storage.sentinel_master);
-    }
-    return tl::unexpected(std::string("unknown storage.mode"));
-  }
-
-  const config::InstanceConfig& c_;
-  std::pair<std::string, int> primary_;
-};
 
 std::string addressText(const std::string& octets) {
   char buf[INET6_ADDRSTRLEN] = {};
@@ -158,7 +79,7 @@ nlohmann::json toJson(const proto::SessionRecord& r) {
 tl::expected<nlohmann::json, std::string> sessionsOfImsi(const config::InstanceConfig& config, std::string_view imsi) {
   persister::KeyNames keys(config.group);
   const uint16_t partition = partitionOf(imsi);
-  Reader redis(config);
+  RedisReader redis(config);
   auto members = redis.run({"SMEMBERS", keys.imsi(partition, imsi)});
   if (!members) return tl::unexpected(members.error());
   nlohmann::json out = nlohmann::json::array();

@@ -354,7 +354,10 @@ void Proxy::relayRequest(Context& c, SessionShm& session, Leg from) noexcept {
   send(socket, destination, out);
   // The command is answered by this request: a retransmitted command gets
   // it again, as it would from the PGW.
-  if (command != nullptr) transactions_.answered(*command, out);
+  if (command != nullptr) {
+    transactions_.answered(*command, out);
+    counters_.transactions_completed.add();
+  }
 }
 
 void Proxy::relayDownlinkTriggering(Context& c) noexcept {
