@@ -1,6 +1,7 @@
 // The emulator's options as makeRunConfig() checks them, for what depends on
 // address families: nodes and the proxy of either family, one proxy address
-// per family, and each node paired with the proxy's address of its own.
+// per family, and each node paired with the proxy's address of its own; and
+// the procedures beyond attach, modify and detach, with what each needs.
 #include "tools/peer/config.h"
 
 #include <gtest/gtest.h>
@@ -127,6 +128,60 @@ TEST(Config, EveryFamilyProblemIsNamed) {
   o.sgw = {"fd00:77::11", "fd00:77:0::11"};
   EXPECT_NE(problems(o, c).find("--sgw: fd00:77:0::11 given twice"), std::string::npos)
       << problems(o, c);
+}
+
+TEST(Config, MoreProceduresWithWhatEachNeeds) {
+  PeerOptions o;
+  o.proxy = {"127.0.0.1"};
+  o.sgw = {"127.0.0.11"};
+  o.pgw = {"127.0.0.21"};
+  o.dedicated_bearer = true;
+  o.piggyback = true;
+  o.commands = true;
+  o.unknown_teid = 100;
+  o.seed = 9;
+  RunConfig c;
+  ASSERT_EQ(problems(o, c), "");
+  EXPECT_TRUE(c.sgw.dedicated_bearer);
+  EXPECT_TRUE(c.sgw.commands);
+  EXPECT_EQ(c.sgw.unknown_teid, 100u);
+  EXPECT_EQ(c.sgw.probe_seed, 9u);
+  EXPECT_TRUE(c.pgw.dedicated_bearer);
+  EXPECT_TRUE(c.pgw.piggyback);
+  EXPECT_TRUE(c.pgw.commands);
+  EXPECT_EQ(c.pgw.t3_ns, c.t3_ns);
+  EXPECT_EQ(c.pgw.sequence_seed & kCommandBit, 0u);
+
+  auto expectProblem = [&](const PeerOptions& bad, const std::string& text) {
+    RunConfig ignored;
+    const std::string found = problems(bad, ignored);
+    EXPECT_NE(found.find(text), std::string::npos) << "expected '" << text << "' in:\n" << found;
+  };
+  PeerOptions bad = o;
+  bad.dedicated_bearer = false;
+  expectProblem(bad, "--piggyback: needs --dedicated-bearer");
+  bad = o;
+  bad.pgw = {};
+  expectProblem(bad, "--piggyback: the PGWs piggyback");
+  bad = o;
+  bad.relay = true;
+  expectProblem(bad, "--relay: --dedicated-bearer, --commands and --unknown-teid need a proxy");
+  bad = o;
+  bad.sgw = {};
+  bad.piggyback = false;
+  expectProblem(bad, "--unknown-teid: the SGWs probe");
+  bad = o;
+  bad.mode = "hold";
+  expectProblem(bad, "--commands: --mode lifecycle only");
+  expectProblem(bad, "--unknown-teid: --mode lifecycle only");
+  bad = o;
+  bad.unknown_teid = 1'000'001;
+  expectProblem(bad, "--unknown-teid: at most 1000000");
+  // A PGW-only process answers commands and starts dedicated bearers.
+  bad = o;
+  bad.sgw = {};
+  bad.unknown_teid = 0;
+  EXPECT_EQ(problems(bad, c), "");
 }
 
 }  // namespace

@@ -75,13 +75,15 @@ inline Identities ids(uint32_t count) {
 // SGW nodes on sockets 0..S-1, PGW nodes after them. The network relays like
 // gtpcp-relay: SGW node k's datagrams reach PGW 0 from (gateway, 40000 + k),
 // and the PGW's answers to that endpoint come back to SGW node k from
-// (access, 2123).
+// (access, 2123). The PGW's own requests (to port 2123) reach the SGW node of
+// the subscriber whose TEID they carry, from (access, 2123).
 class Harness {
  public:
-  // `tweak`, when given, adjusts the SGW configuration before the engines are built.
+  // `tweak` and `pgw_tweak`, when given, adjust the SGW and PGW
+  // configurations before the engines are built.
   Harness(uint32_t subscribers, uint32_t sgws, bool sgw_relay_mode, uint8_t reject = 0,
           bool same_sequence = false, const std::function<void(SgwConfig&)>& tweak = {},
-          const Addresses& at = {})
+          const Addresses& at = {}, const std::function<void(PgwConfig&)>& pgw_tweak = {})
       : at_(at) {
     SgwConfig s;
     for (uint32_t k = 0; k < sgws; ++k)
@@ -109,6 +111,9 @@ class Harness {
     p.relay = true;  // the network is a relay
     p.ids = ids(subscribers);
     p.capacity = subscribers * 2 + 16;
+    p.t3_ns = s.t3_ns;
+    p.n3 = s.n3;
+    if (pgw_tweak) pgw_tweak(p);
     sgw = std::make_unique<SgwEngine>(s, out, sgw_stats, mismatches, malformed);
     pgw = std::make_unique<PgwEngine>(p, out, pgw_stats, mismatches, malformed);
   }
@@ -126,9 +131,16 @@ class Harness {
       const Endpoint from{at_.gateway, static_cast<uint16_t>(kPairPortBase + d.socket)};
       pgw->onDatagram(0, from, d.bytes, now);
     } else {
-      const uint32_t node = d.to.port - kPairPortBase;
+      const uint32_t node = d.to.port == kGtpcPort ? nodeOfRequest(d.bytes) : d.to.port - kPairPortBase;
       sgw->onDatagram(node, Endpoint{at_.access, kGtpcPort}, d.bytes, now);
     }
+  }
+  // The SGW node of the subscriber whose TEID the request's header carries.
+  uint32_t nodeOfRequest(const std::vector<uint8_t>& bytes) const {
+    auto h = gtp::v2::decodeHeader(bytes);
+    uint32_t index = 0;
+    if (!h || !sgw->indexOfTeid(h->teid, index)) return 0;
+    return index % sgw_nodes_;
   }
 
   FakeOutbox out;

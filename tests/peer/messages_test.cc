@@ -511,5 +511,117 @@ TEST(MismatchNames, AreUniqueAndStable) {
   }
 }
 
+// ---- The dedicated bearer and the commands ----
+
+TEST_F(MessagesTest, CreateBearerRequestAndItsResponseCarryTheDedicatedBearersEndpoints) {
+  const uint64_t imsi = ids_.imsi(3);
+  CreateBearerRequestArgs q;
+  q.sequence = 0x77;
+  q.header_teid = 0x5c000001;
+  q.imsi = imsi;
+  q.pgw_addr = kPgw;
+  q.charging_id = 9;
+  auto r = buildCreateBearerRequest(q, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  EXPECT_EQ(msg_.messageType(), MessageType::kCreateBearerRequest);
+  EXPECT_EQ(msg_.header().teid, 0x5c000001u);
+  auto v = viewBearerRequest(msg_);
+  ASSERT_TRUE(v);
+  SgwCheckContext c;
+  c.proxy_access = kProxy;
+  c.imsi = imsi;
+  EXPECT_TRUE(checkCreateBearerRequest(*v, c).empty());
+  c.imsi = ids_.imsi(4);  // another subscriber's TEID
+  EXPECT_TRUE(checkCreateBearerRequest(*v, c).has(Mismatch::kSgwUserPlaneFteid));
+  // The default bearer's F-TEID is not the dedicated one's.
+  EXPECT_NE(v->bearer.fteid[1]->teid, userPlaneTeid(PlaneSide::kPgw, imsi, kPgw));
+  v->bearer.ebi = 6;  // the SGW side assigns it, not the PGW
+  c.imsi = imsi;
+  EXPECT_TRUE(checkCreateBearerRequest(*v, c).has(Mismatch::kSgwBearerRequest));
+
+  CreateBearerResponseArgs a;
+  a.sequence = 0x77;
+  a.header_teid = 0x01000001;
+  a.imsi = imsi;
+  a.sgw_addr = kSgw6;
+  a.pgw_u_addr = kPgw6;
+  r = buildCreateBearerResponse(a, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  auto w = viewBearerResponse(msg_);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->bearer.ebi, kDedicatedEbi);
+  ASSERT_TRUE(w->bearer.fteid[2] && w->bearer.fteid[3]);
+  EXPECT_EQ(w->bearer.fteid[2]->interface_type, kIfS5S8SgwGtpU);
+  EXPECT_EQ(w->bearer.fteid[3]->interface_type, kIfS5S8PgwGtpU);
+  PgwCheckContext p;
+  p.proxy_gateway = kProxy6;
+  EXPECT_TRUE(checkCreateBearerResponse(*w, p, imsi, kDedicatedEbi).empty());
+  EXPECT_TRUE(checkCreateBearerResponse(*w, p, ids_.imsi(4), kDedicatedEbi).has(Mismatch::kPgwUserPlaneFteid));
+  EXPECT_TRUE(checkCreateBearerResponse(*w, p, imsi, 7).has(Mismatch::kPgwBearerResponse));
+  p.proxy_gateway = kSgw6;  // a proxy would have put its own address there
+  EXPECT_TRUE(checkCreateBearerResponse(*w, p, imsi, kDedicatedEbi).has(Mismatch::kPgwUserPlaneFteid));
+}
+
+TEST_F(MessagesTest, UpdateAndDeleteBearerRequestsAndTheirResponses) {
+  BearerModificationArgs u;
+  u.sequence = 0x78;
+  u.header_teid = 1;
+  u.ebi = kDedicatedEbi;
+  u.qos = dedicatedQos(true);
+  u.apn_ambr = gtp::v2::Ambr{300000, 600000};
+  auto r = buildBearerModification(MessageType::kUpdateBearerRequest, u, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  auto v = viewBearerRequest(msg_);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(checkUpdateBearerRequest(*v, kDedicatedEbi).empty());
+  EXPECT_TRUE(checkUpdateBearerRequest(*v, kDefaultEbi).has(Mismatch::kSgwBearerRequest));
+  EXPECT_EQ(v->bearer.qos->gbr_uplink, 128u);
+
+  r = buildDeleteBearerRequest(0x79, 1, kDedicatedEbi, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  v = viewBearerRequest(msg_);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->ebi, kDedicatedEbi) << "EPS Bearer ID, instance 1";
+  EXPECT_FALSE(v->lbi);
+
+  for (auto type : {MessageType::kUpdateBearerResponse, MessageType::kDeleteBearerResponse}) {
+    r = buildBearerResponse(type, 0x79, 2, kCauseAccepted, kDedicatedEbi, buf_);
+    ASSERT_TRUE(r);
+    decode({buf_.data(), *r});
+    auto w = viewBearerResponse(msg_);
+    ASSERT_TRUE(w);
+    EXPECT_TRUE(checkBearerResponse(*w, kDedicatedEbi).empty());
+    r = buildBearerResponse(type, 0x79, 2, kCauseContextNotFound, kDedicatedEbi, buf_);
+    ASSERT_TRUE(r);
+    decode({buf_.data(), *r});
+    w = viewBearerResponse(msg_);
+    ASSERT_TRUE(w);
+    EXPECT_FALSE(w->bearer.present);
+    EXPECT_TRUE(checkBearerResponse(*w, kDedicatedEbi).has(Mismatch::kPgwBearerResponse));
+  }
+}
+
+TEST_F(MessagesTest, ModifyBearerCommandCarriesWhatItAsksFor) {
+  BearerModificationArgs a;
+  a.sequence = kCommandBit | 0x10;
+  a.header_teid = 0x01000001;
+  a.apn_ambr = commandedAmbr(3);
+  a.qos = commandedQos();
+  auto r = buildBearerModification(MessageType::kModifyBearerCommand, a, buf_);
+  ASSERT_TRUE(r);
+  decode({buf_.data(), *r});
+  EXPECT_EQ(msg_.header().sequence_number, kCommandBit | 0x10);
+  auto v = viewBearerRequest(msg_);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->bearer.ebi, kDefaultEbi);
+  EXPECT_EQ(v->bearer.qos->qci, commandedQos().qci);
+  EXPECT_EQ(v->apn_ambr->uplink, commandedAmbr(3).uplink);
+  EXPECT_NE(commandedAmbr(3).uplink, commandedAmbr(4).uplink);
+}
+
 }  // namespace
 }  // namespace gtpcp::peer

@@ -1,5 +1,5 @@
-// The answers emulated SGWs gave to requests their peers started (a Delete
-// Bearer Request from a proxy or a PGW), so that a retransmission of one (same
+// The answers emulated SGWs gave to requests their peers started (Create,
+// Update and Delete Bearer Requests from a proxy or a PGW), so that a retransmission of one (same
 // source address and port, same node, same sequence number, within the
 // duplicate window; TS 29.274 §7.6) gets the same answer again and is acted on
 // and counted once.
@@ -17,6 +17,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/gtp/v2/message.h"
 #include "tools/peer/hash_index.h"
 #include "tools/peer/udp.h"
 
@@ -48,6 +49,14 @@ class AnswerCache {
     uint32_t header_teid = 0;
     uint8_t cause = 0;
     uint8_t ebi = 0;  // the EBI the answer names (0: none)
+    // The response's type: a Delete Bearer Response naming the LBI unless
+    // said otherwise; one naming a dedicated bearer carries a Bearer Context.
+    gtp::v2::MessageType type = gtp::v2::MessageType::kDeleteBearerResponse;
+    bool bearer_context = false;
+    // What a Create Bearer Response's F-TEIDs are made of: the subscriber
+    // (its IMSI) and the address of the PGW's F-TEID in the request.
+    uint32_t index = 0;
+    IpAddress pgw_u_addr{};
   };
 
   // Room for `capacity` answers (rounded up to a power of two), each good

@@ -275,6 +275,21 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   // The proxy itself may reject when it cannot take more (DESIGN.md: cause 73
   // from a full ring); that is only expected when asked for.
 
+  // More procedures. gtpcp-relay carries the SGWs' requests and their
+  // answers only: a PGW's own requests, and answers to a TEID nobody gave,
+  // need a proxy.
+  if (o.piggyback && !o.dedicated_bearer)
+    error("--piggyback", "needs --dedicated-bearer (its Create Bearer Request is what rides along)");
+  if (o.piggyback && !out.pgw_role) error("--piggyback", "the PGWs piggyback: give it with --pgw");
+  if (o.relay && (o.dedicated_bearer || o.commands || o.unknown_teid != 0))
+    error("--relay", "--dedicated-bearer, --commands and --unknown-teid need a proxy");
+  if (o.unknown_teid != 0 && !out.sgw_role) error("--unknown-teid", "the SGWs probe: give it with --sgw");
+  if (o.unknown_teid > 1'000'000) error("--unknown-teid", "at most 1000000");
+  if (out.sgw_role && out.mode != RunMode::kLifecycle) {
+    if (o.commands) error("--commands", "--mode lifecycle only");
+    if (o.unknown_teid != 0) error("--unknown-teid", "--mode lifecycle only");
+  }
+
   out.seed = o.seed != 0 ? o.seed
                          : static_cast<uint64_t>(::time(nullptr)) * 0x9e3779b97f4a7c15ull ^
                                static_cast<uint64_t>(::getpid());
@@ -303,6 +318,11 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   s.local_pgw_causes = causes;
   s.recovery = static_cast<uint8_t>(o.recovery);
   s.allow_non_loopback = o.allow_non_loopback;
+  s.dedicated_bearer = o.dedicated_bearer;
+  s.commands = o.commands;
+  s.unknown_teid = o.unknown_teid;
+  // The probed TEIDs are the same from run to run unless --seed says otherwise.
+  s.probe_seed = o.seed != 0 ? o.seed : 0x7e1dull;
 
   PgwConfig& p = out.pgw;
   for (std::size_t i = 0; i < pgws.size(); ++i) {
@@ -325,6 +345,12 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   p.recovery = static_cast<uint8_t>(o.recovery);
   // Drops are reproducible from run to run unless --seed says otherwise.
   p.seed = o.seed != 0 ? o.seed : 0x5eedull;
+  p.t3_ns = out.t3_ns;
+  p.n3 = o.n3;
+  p.dedicated_bearer = o.dedicated_bearer;
+  p.piggyback = o.piggyback;
+  p.commands = o.commands;
+  p.sequence_seed = static_cast<uint32_t>(out.seed >> 40) & (kCommandBit - 1);
   return errors;
 }
 

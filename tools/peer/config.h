@@ -51,6 +51,11 @@ struct PeerOptions {
   std::string json;
   int rcvbuf = 8 << 20;
   int sndbuf = 8 << 20;
+  // Procedures beyond attach, modify and detach (README: "More procedures").
+  bool dedicated_bearer = false;
+  bool piggyback = false;
+  bool commands = false;
+  uint32_t unknown_teid = 0;
 };
 
 enum class RunMode : uint8_t { kLifecycle, kModifyOnly, kHold };

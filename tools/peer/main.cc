@@ -66,12 +66,25 @@ int main(int argc, char** argv) {
   app.add_option("--expect-cause", o.expect_cause,
                  "Rejection causes the SGWs accept as expected (besides --pgw-cause's)")->delimiter(',');
   app.add_option("--recovery", o.recovery, "Restart counter sent in Recovery IEs")->capture_default_str();
-  app.add_option("--seed", o.seed, "Seed of sequence numbers and drops (0: sequence numbers from the clock)");
+  app.add_option("--seed", o.seed, "Seed of sequence numbers, drops and probed TEIDs (0: sequence numbers from the clock)");
   app.add_option("--pgw-sessions", o.pgw_sessions, "Session table size of the PGWs (default 2*subscribers+1024)");
   app.add_option("--json", o.json, "Write the summary as JSON to FILE")->type_name("FILE");
   app.add_flag("--progress", o.progress, "A progress line on stderr every second");
   app.add_flag("--allow-non-loopback", o.allow_non_loopback,
                "Allow addresses outside 127.0.0.0/8 and ::1");
+  app.add_flag("--dedicated-bearer", o.dedicated_bearer,
+               "PGWs create, update and delete a dedicated bearer (EBI 6) on every session; SGWs "
+               "answer, and detach once it is gone");
+  app.add_flag("--piggyback", o.piggyback,
+               "With --dedicated-bearer: the PGWs' Create Bearer Request rides on their Create "
+               "Session Response");
+  app.add_flag("--commands", o.commands,
+               "lifecycle: SGWs send two Modify Bearer Commands per attach; PGWs answer the first "
+               "with an Update Bearer Request, the second with a Modify Bearer Failure Indication");
+  app.add_option("--unknown-teid", o.unknown_teid,
+                 "lifecycle: SGWs send N Modify Bearer Requests to TEIDs the proxy never gave "
+                 "(random, reproducible unless --seed); each must get cause 64")
+      ->type_name("N");
   app.add_option("--rcvbuf", o.rcvbuf, "Socket receive buffer, octets")->capture_default_str();
   app.add_option("--sndbuf", o.sndbuf, "Socket send buffer, octets")->capture_default_str();
   bool check_config = false;

@@ -188,6 +188,95 @@ Result<std::size_t> buildEchoResponse(uint32_t sequence, uint8_t recovery,
   return finish(b);
 }
 
+Ambr commandedAmbr(uint32_t index) noexcept {
+  return Ambr{100000 + index % 1000, 200000 + index % 1000};
+}
+
+BearerQos commandedQos() noexcept {
+  BearerQos q;
+  q.pci = true;
+  q.pl = 15;
+  q.pvi = true;
+  q.qci = 8;
+  return q;
+}
+
+BearerQos dedicatedQos(bool updated) noexcept {
+  BearerQos q;
+  q.pl = 2;
+  q.qci = 1;  // conversational voice: a GBR bearer
+  q.gbr_uplink = q.gbr_downlink = updated ? 128 : 64;
+  q.mbr_uplink = q.mbr_downlink = updated ? 256 : 128;
+  return q;
+}
+
+Result<std::size_t> buildBearerModification(MessageType type, const BearerModificationArgs& a,
+                                            std::span<uint8_t> out) noexcept {
+  const bool command = type == MessageType::kModifyBearerCommand;
+  Builder b(out);
+  b.begin(type, a.header_teid, a.sequence);
+  if (command) b.add(a.apn_ambr);
+  b.beginGrouped(IeType::kBearerContext, 0);
+  b.add(Ebi{a.ebi});
+  b.add(a.qos);
+  b.endGrouped();
+  if (!command) b.add(a.apn_ambr);
+  return finish(b);
+}
+
+Result<std::size_t> buildCreateBearerResponse(const CreateBearerResponseArgs& a,
+                                              std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  beginResponse(b, MessageType::kCreateBearerResponse, a.header_teid, a.sequence, a.cause);
+  if (causeAccepted(a.cause)) {
+    b.beginGrouped(IeType::kBearerContext, 0);
+    b.add(Ebi{a.ebi});
+    b.add(cause(kCauseAccepted));
+    b.add(makeFTeid(kIfS5S8SgwGtpU, userPlaneTeid(PlaneSide::kSgwDedicated, a.imsi, a.sgw_addr),
+                    a.sgw_addr),
+          2);
+    b.add(makeFTeid(kIfS5S8PgwGtpU, userPlaneTeid(PlaneSide::kPgwDedicated, a.imsi, a.pgw_u_addr),
+                    a.pgw_u_addr),
+          3);
+    b.endGrouped();
+  }
+  return finish(b);
+}
+
+namespace {
+
+// A TFT creating one bidirectional packet filter for UDP (TS 24.008
+// §10.5.6.12): operation "create new TFT", one filter, precedence 0,
+// protocol identifier 17.
+constexpr uint8_t kUdpTft[] = {0x21, 0x31, 0x00, 0x02, 0x30, 0x11};
+
+}  // namespace
+
+Result<std::size_t> buildCreateBearerRequest(const CreateBearerRequestArgs& a,
+                                             std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(MessageType::kCreateBearerRequest, a.header_teid, a.sequence);
+  b.add(Ebi{a.lbi}, 0);
+  b.beginGrouped(IeType::kBearerContext, 0);
+  b.add(Ebi{0});
+  b.addRaw(static_cast<uint8_t>(IeType::kBearerTft), 0, kUdpTft);
+  b.add(makeFTeid(kIfS5S8PgwGtpU, userPlaneTeid(PlaneSide::kPgwDedicated, a.imsi, a.pgw_addr),
+                  a.pgw_addr),
+        1);
+  b.add(dedicatedQos(false));
+  b.add(ChargingId{a.charging_id});
+  b.endGrouped();
+  return finish(b);
+}
+
+Result<std::size_t> buildDeleteBearerRequest(uint32_t sequence, uint32_t header_teid, uint8_t ebi,
+                                             std::span<uint8_t> out) noexcept {
+  Builder b(out);
+  b.begin(MessageType::kDeleteBearerRequest, header_teid, sequence);
+  b.add(Ebi{ebi}, 1);
+  return finish(b);
+}
+
 Result<std::size_t> buildCreateSessionResponse(const CreateSessionResponseArgs& a,
                                                std::span<uint8_t> out) noexcept {
   Builder b(out);
@@ -211,11 +300,11 @@ Result<std::size_t> buildCreateSessionResponse(const CreateSessionResponseArgs& 
   return finish(b);
 }
 
-Result<std::size_t> buildModifyBearerResponse(uint32_t sequence, uint32_t header_teid,
-                                              uint8_t cause_value, uint8_t ebi,
-                                              std::span<uint8_t> out) noexcept {
+Result<std::size_t> buildBearerResponse(MessageType type, uint32_t sequence, uint32_t header_teid,
+                                        uint8_t cause_value, uint8_t ebi,
+                                        std::span<uint8_t> out) noexcept {
   Builder b(out);
-  beginResponse(b, MessageType::kModifyBearerResponse, header_teid, sequence, cause_value);
+  beginResponse(b, type, header_teid, sequence, cause_value);
   if (causeAccepted(cause_value)) {
     b.beginGrouped(IeType::kBearerContext, 0);
     b.add(Ebi{ebi});
@@ -263,6 +352,30 @@ bool readOptional(const Message& m, const Ie* ie, std::optional<T>& out,
     return false;
   }
   out = *r;
+  return true;
+}
+
+// The same for an IE whose one octet of interest is its `value` (EBI, Cause).
+template <class T>
+bool readValue(const Message& m, const Ie* ie, std::optional<uint8_t>& out,
+               gtp::Error& error) noexcept {
+  std::optional<T> v;
+  if (!readOptional(m, ie, v, error)) return false;
+  if (v) out = v->value;
+  return true;
+}
+
+bool readBearerContext(const Message& m, BearerContextView& v, gtp::Error& e) noexcept {
+  const Ie* bc = m.find(IeType::kBearerContext, 0);
+  if (bc == nullptr) return true;
+  v.present = true;
+  v.tft = m.findChild(*bc, IeType::kBearerTft, 0) != nullptr;
+  if (!readValue<Ebi>(m, m.findChild(*bc, IeType::kEbi, 0), v.ebi, e) ||
+      !readValue<CauseIe>(m, m.findChild(*bc, IeType::kCause, 0), v.cause, e) ||
+      !readOptional(m, m.findChild(*bc, IeType::kBearerQos, 0), v.qos, e))
+    return false;
+  for (uint8_t i = 0; i < v.fteid.size(); ++i)
+    if (!readOptional(m, m.findChild(*bc, IeType::kFTeid, i), v.fteid[i], e)) return false;
   return true;
 }
 
@@ -365,34 +478,80 @@ Result<DeleteSessionRequestView> viewDeleteSessionRequest(const Message& m) noex
 Result<ResponseView> viewResponse(const Message& m) noexcept {
   ResponseView v;
   gtp::Error e;
-  std::optional<CauseIe> c;
-  std::optional<Ebi> ebi;
-  std::optional<CauseIe> bearer_cause;
-  if (!readOptional(m, m.find(IeType::kCause, 0), c, e)) return tl::unexpected(e);
-  if (c) v.cause = c->value;
-  if (!readOptional(m, m.find(IeType::kFTeid, 1), v.pgw_c, e)) return tl::unexpected(e);
-  if (const Ie* bc = m.find(IeType::kBearerContext, 0)) {
-    v.has_bearer = true;
-    if (!readOptional(m, m.findChild(*bc, IeType::kEbi, 0), ebi, e)) return tl::unexpected(e);
-    if (ebi) v.ebi = ebi->value;
-    if (!readOptional(m, m.findChild(*bc, IeType::kCause, 0), bearer_cause, e))
-      return tl::unexpected(e);
-    if (bearer_cause) v.bearer_cause = bearer_cause->value;
-    if (!readOptional(m, m.findChild(*bc, IeType::kFTeid, 2), v.pgw_u, e)) return tl::unexpected(e);
-  }
+  BearerContextView bearer;
+  if (!readValue<CauseIe>(m, m.find(IeType::kCause, 0), v.cause, e) ||
+      !readOptional(m, m.find(IeType::kFTeid, 1), v.pgw_c, e) || !readBearerContext(m, bearer, e))
+    return tl::unexpected(e);
+  v.has_bearer = bearer.present;
+  v.ebi = bearer.ebi;
+  v.bearer_cause = bearer.cause;
+  v.pgw_u = bearer.fteid[2];
   return v;
 }
 
-Result<DeleteBearerRequestView> viewDeleteBearerRequest(const Message& m) noexcept {
-  DeleteBearerRequestView v;
+Result<BearerRequestView> viewBearerRequest(const Message& m) noexcept {
+  BearerRequestView v;
   gtp::Error e;
-  std::optional<Ebi> lbi;
-  std::optional<CauseIe> c;
-  if (!readOptional(m, m.find(IeType::kEbi, 0), lbi, e)) return tl::unexpected(e);
-  if (lbi) v.lbi = lbi->value;
-  if (!readOptional(m, m.find(IeType::kCause, 0), c, e)) return tl::unexpected(e);
-  if (c) v.cause = c->value;
+  if (!readValue<Ebi>(m, m.find(IeType::kEbi, 0), v.lbi, e) ||
+      !readValue<Ebi>(m, m.find(IeType::kEbi, 1), v.ebi, e) ||
+      !readValue<CauseIe>(m, m.find(IeType::kCause, 0), v.cause, e) ||
+      !readOptional(m, m.find(IeType::kAmbr, 0), v.apn_ambr, e) || !readBearerContext(m, v.bearer, e))
+    return tl::unexpected(e);
   return v;
+}
+
+Result<BearerResponseView> viewBearerResponse(const Message& m) noexcept {
+  BearerResponseView v;
+  gtp::Error e;
+  if (!readValue<CauseIe>(m, m.find(IeType::kCause, 0), v.cause, e) ||
+      !readBearerContext(m, v.bearer, e))
+    return tl::unexpected(e);
+  return v;
+}
+
+MismatchSet checkCreateBearerRequest(const BearerRequestView& v, const SgwCheckContext& c) noexcept {
+  MismatchSet s;
+  const BearerContextView& b = v.bearer;
+  if (v.lbi != kDefaultEbi || !b.present || b.ebi != 0 || !b.tft || !b.qos)
+    s.add(Mismatch::kSgwBearerRequest);
+  if (!userPlaneIntact(b.fteid[1], kIfS5S8PgwGtpU, PlaneSide::kPgwDedicated, c.imsi, c.relay,
+                       c.proxy_access))
+    s.add(Mismatch::kSgwUserPlaneFteid);
+  return s;
+}
+
+MismatchSet checkUpdateBearerRequest(const BearerRequestView& v, uint8_t ebi) noexcept {
+  MismatchSet s;
+  if (!v.bearer.present || v.bearer.ebi != ebi || !v.bearer.qos || !v.apn_ambr)
+    s.add(Mismatch::kSgwBearerRequest);
+  return s;
+}
+
+namespace {
+
+bool bearerAccepted(const BearerResponseView& v, uint8_t ebi) noexcept {
+  return v.cause && causeAccepted(*v.cause) && v.bearer.present && v.bearer.ebi == ebi &&
+         v.bearer.cause && causeAccepted(*v.bearer.cause);
+}
+
+}  // namespace
+
+MismatchSet checkCreateBearerResponse(const BearerResponseView& v, const PgwCheckContext& c,
+                                      uint64_t imsi, uint8_t ebi) noexcept {
+  MismatchSet s;
+  if (!bearerAccepted(v, ebi)) s.add(Mismatch::kPgwBearerResponse);
+  if (!userPlaneIntact(v.bearer.fteid[2], kIfS5S8SgwGtpU, PlaneSide::kSgwDedicated, imsi, c.relay,
+                       c.proxy_gateway) ||
+      !userPlaneIntact(v.bearer.fteid[3], kIfS5S8PgwGtpU, PlaneSide::kPgwDedicated, imsi, c.relay,
+                       c.proxy_gateway))
+    s.add(Mismatch::kPgwUserPlaneFteid);
+  return s;
+}
+
+MismatchSet checkBearerResponse(const BearerResponseView& v, uint8_t ebi) noexcept {
+  MismatchSet s;
+  if (!bearerAccepted(v, ebi)) s.add(Mismatch::kPgwBearerResponse);
+  return s;
 }
 
 MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckContext& c) noexcept {

@@ -10,6 +10,7 @@
 // kinds found (empty: all good). Nothing here allocates or throws.
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
@@ -34,9 +35,15 @@ inline constexpr uint8_t kIfS5S8SgwGtpC = 6;
 inline constexpr uint8_t kIfS5S8PgwGtpC = 7;
 inline constexpr uint8_t kRatEutran = 6;
 inline constexpr uint8_t kDefaultEbi = 5;
+// The one dedicated bearer a session gets with --dedicated-bearer: the SGW
+// side assigns it (the PGW's Create Bearer Request offers EBI 0).
+inline constexpr uint8_t kDedicatedEbi = 6;
 inline constexpr uint8_t kCauseAccepted = 16;
 inline constexpr uint8_t kCauseContextNotFound = 64;
+inline constexpr uint8_t kCauseSystemFailure = 72;
 inline constexpr uint8_t kCauseNoResources = 73;
+// The sequence number bit of command-triggered procedures (TS 29.274 §7.6).
+inline constexpr uint32_t kCommandBit = 0x800000;
 // A request repeated from the same source address and port with the same
 // sequence number within this long is a retransmission (TS 29.274 §7.6): it
 // gets the first answer again, on both sides.
@@ -91,7 +98,9 @@ bool digitsValue(std::string_view digits, uint64_t& out) noexcept;
 // The TEID a side puts in its user-plane F-TEID for the subscriber `imsi` on
 // the node `addr`. Both sides compute it, so each can check that the other's
 // user-plane F-TEID crossed the proxy unchanged, even in separate processes.
-enum class PlaneSide : uint8_t { kSgw = 1, kPgw = 2 };
+// The dedicated bearer's endpoints are sides of their own, so that its
+// F-TEIDs differ from the default bearer's.
+enum class PlaneSide : uint8_t { kSgw = 1, kPgw = 2, kSgwDedicated = 3, kPgwDedicated = 4 };
 uint32_t userPlaneTeid(PlaneSide side, uint64_t imsi, const IpAddress& addr) noexcept;
 
 gtp::Ipv4 toIpv4(uint32_t addr) noexcept;
@@ -171,16 +180,79 @@ gtp::Result<std::size_t> buildEchoRequest(uint32_t sequence, uint8_t recovery,
 gtp::Result<std::size_t> buildEchoResponse(uint32_t sequence, uint8_t recovery,
                                            std::span<uint8_t> out) noexcept;
 
+// What a Modify Bearer Command of subscriber `index` asks for: both sides
+// derive it, so the SGW can tell that the triggered Update Bearer Request
+// carries what it commanded.
+gtp::v2::Ambr commandedAmbr(uint32_t index) noexcept;
+// Bearer QoS of the default bearer as a command asks for it, and of the
+// dedicated bearer when created and when updated (GBR, QCI 1).
+gtp::v2::BearerQos commandedQos() noexcept;
+gtp::v2::BearerQos dedicatedQos(bool updated) noexcept;
+
+// Modify Bearer Command (TS 29.274 §7.2.14.1, from the SGW; its sequence
+// number carries the command bit) and Update Bearer Request (§7.2.15, from
+// the PGW): the bearer with its QoS, and the APN-AMBR, in their tables' order.
+struct BearerModificationArgs {
+  uint32_t sequence = 0;
+  uint32_t header_teid = 0;  // the control TEID the other side gave
+  uint8_t ebi = kDefaultEbi;
+  gtp::v2::BearerQos qos{};
+  gtp::v2::Ambr apn_ambr{};
+};
+gtp::Result<std::size_t> buildBearerModification(gtp::v2::MessageType type,
+                                                 const BearerModificationArgs& a,
+                                                 std::span<uint8_t> out) noexcept;
+
 // ---- Responses (SGW side) ----
 
 // Delete Bearer Response (TS 29.274 §7.2.10.2, Table 7.2.10.2-1) to a request
 // that deleted a PDN connection by its LBI: Cause, and when accepted the
-// Linked EPS Bearer ID (`lbi`, EBI instance 0; 0: none). Bearer Contexts are
-// for requests that name dedicated bearers (EBIs), which this emulator never
-// has.
+// Linked EPS Bearer ID (`lbi`, EBI instance 0; 0: none). A request naming a
+// dedicated bearer is answered with buildBearerResponse().
 gtp::Result<std::size_t> buildDeleteBearerResponse(uint32_t sequence, uint32_t header_teid,
                                                    uint8_t cause, uint8_t lbi,
                                                    std::span<uint8_t> out) noexcept;
+
+// Create Bearer Response (TS 29.274 §7.2.4, Table 7.2.4-2): the bearer the
+// SGW side assigned (`ebi`), its S5/S8-U SGW F-TEID (instance 2) and the
+// PGW's S5/S8-U F-TEID given back (instance 3), both of the dedicated bearer.
+struct CreateBearerResponseArgs {
+  uint32_t sequence = 0;
+  uint32_t header_teid = 0;  // the control TEID the SGW sends its own requests to
+  uint8_t cause = kCauseAccepted;
+  uint8_t ebi = kDedicatedEbi;
+  uint64_t imsi = 0;
+  IpAddress sgw_addr{};     // the SGW node's: its F-TEID names it
+  IpAddress pgw_u_addr{};   // the address of the PGW's F-TEID in the request
+};
+gtp::Result<std::size_t> buildCreateBearerResponse(const CreateBearerResponseArgs& a,
+                                                   std::span<uint8_t> out) noexcept;
+// A response of `type` naming one bearer: Cause and, when accepted, a Bearer
+// Context with `ebi` and Cause accepted (Modify Bearer, Update Bearer, and
+// Delete Bearer of a dedicated bearer: Tables 7.2.8-2, 7.2.16-2, 7.2.10.2-2).
+gtp::Result<std::size_t> buildBearerResponse(gtp::v2::MessageType type, uint32_t sequence,
+                                             uint32_t header_teid, uint8_t cause, uint8_t ebi,
+                                             std::span<uint8_t> out) noexcept;
+
+// ---- Requests (PGW side) ----
+
+// Create Bearer Request (TS 29.274 §7.2.3) for a dedicated bearer: LBI, and
+// a Bearer Context with EBI 0, a TFT, the PGW's S5/S8-U F-TEID (instance 1),
+// Bearer QoS and Charging ID.
+struct CreateBearerRequestArgs {
+  uint32_t sequence = 0;
+  uint32_t header_teid = 0;  // the SGW-side control TEID: the CSR's sender F-TEID TEID
+  uint8_t lbi = kDefaultEbi;
+  uint64_t imsi = 0;
+  IpAddress pgw_addr{};  // the PGW node's: its F-TEID names it
+  uint32_t charging_id = 0;
+};
+gtp::Result<std::size_t> buildCreateBearerRequest(const CreateBearerRequestArgs& a,
+                                                  std::span<uint8_t> out) noexcept;
+// Delete Bearer Request (TS 29.274 §7.2.9.2) of one dedicated bearer: EBI
+// instance 1.
+gtp::Result<std::size_t> buildDeleteBearerRequest(uint32_t sequence, uint32_t header_teid,
+                                                  uint8_t ebi, std::span<uint8_t> out) noexcept;
 
 // ---- Responses (PGW side) ----
 
@@ -200,9 +272,13 @@ struct CreateSessionResponseArgs {
 };
 gtp::Result<std::size_t> buildCreateSessionResponse(const CreateSessionResponseArgs& a,
                                                     std::span<uint8_t> out) noexcept;
-gtp::Result<std::size_t> buildModifyBearerResponse(uint32_t sequence, uint32_t header_teid,
-                                                   uint8_t cause, uint8_t ebi,
-                                                   std::span<uint8_t> out) noexcept;
+inline gtp::Result<std::size_t> buildModifyBearerResponse(uint32_t sequence,
+                                                          uint32_t header_teid, uint8_t cause,
+                                                          uint8_t ebi,
+                                                          std::span<uint8_t> out) noexcept {
+  return buildBearerResponse(gtp::v2::MessageType::kModifyBearerResponse, sequence, header_teid,
+                             cause, ebi, out);
+}
 gtp::Result<std::size_t> buildDeleteSessionResponse(uint32_t sequence, uint32_t header_teid,
                                                     uint8_t cause, std::span<uint8_t> out) noexcept;
 // A response of `type` carrying only a Cause (rejections of malformed or
@@ -210,6 +286,16 @@ gtp::Result<std::size_t> buildDeleteSessionResponse(uint32_t sequence, uint32_t 
 gtp::Result<std::size_t> buildCauseOnlyResponse(gtp::v2::MessageType type, uint32_t sequence,
                                                 uint32_t header_teid, uint8_t cause,
                                                 std::span<uint8_t> out) noexcept;
+
+// The first Bearer Context (instance 0) of a message.
+struct BearerContextView {
+  bool present = false;
+  std::optional<uint8_t> ebi;
+  std::optional<uint8_t> cause;
+  bool tft = false;
+  std::optional<gtp::v2::BearerQos> qos;
+  std::array<std::optional<gtp::v2::FTeid>, 4> fteid{};  // by instance
+};
 
 // ---- Views and checks at the PGW ----
 
@@ -249,6 +335,21 @@ struct DeleteSessionRequestView {
 };
 gtp::Result<DeleteSessionRequestView> viewDeleteSessionRequest(const gtp::v2::Message& m) noexcept;
 
+// A Create/Update/Delete Bearer Response (TS 29.274 §7.2.4, 7.2.16, 7.2.10.2)
+// as the PGW reads it.
+struct BearerResponseView {
+  std::optional<uint8_t> cause;
+  BearerContextView bearer;  // F-TEIDs: S5/S8-U SGW (2) and PGW (3) of a creation
+};
+gtp::Result<BearerResponseView> viewBearerResponse(const gtp::v2::Message& m) noexcept;
+// A Create Bearer Response of the dedicated bearer of subscriber `imsi`:
+// accepted, bearer `ebi` accepted, the SGW's S5/S8-U F-TEID as the SGW made
+// it and the PGW's given back as the PGW made it.
+MismatchSet checkCreateBearerResponse(const BearerResponseView& v, const PgwCheckContext& c,
+                                      uint64_t imsi, uint8_t ebi) noexcept;
+// An Update or Delete Bearer Response: accepted, bearer `ebi` accepted.
+MismatchSet checkBearerResponse(const BearerResponseView& v, uint8_t ebi) noexcept;
+
 // ---- Views and checks at the SGW ----
 
 struct ResponseView {
@@ -280,11 +381,22 @@ MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckCont
 // bearer context (when present) for the right EBI, accepted.
 MismatchSet checkSimpleResponse(const ResponseView& v, const SgwCheckContext& c) noexcept;
 
-// A Delete Bearer Request (TS 29.274 §7.2.9.2) as the SGW reads it.
-struct DeleteBearerRequestView {
+// A request naming bearers as its receiver reads it: Create, Update and
+// Delete Bearer Requests at the SGW (TS 29.274 §7.2.3, 7.2.15, 7.2.9.2), a
+// Modify Bearer Command at the PGW (§7.2.14.1).
+struct BearerRequestView {
   std::optional<uint8_t> lbi;    // Linked EPS Bearer ID: EBI instance 0
+  std::optional<uint8_t> ebi;    // EPS Bearer ID instance 1 (the bearers a deletion names)
   std::optional<uint8_t> cause;  // why the network deletes (8: reactivation requested)
+  std::optional<gtp::v2::Ambr> apn_ambr;
+  BearerContextView bearer;  // F-TEID instance 1: the S5/S8-U PGW F-TEID of a creation
 };
-gtp::Result<DeleteBearerRequestView> viewDeleteBearerRequest(const gtp::v2::Message& m) noexcept;
+gtp::Result<BearerRequestView> viewBearerRequest(const gtp::v2::Message& m) noexcept;
+// A Create Bearer Request of a new dedicated bearer of the session of
+// subscriber c.imsi: LBI the default bearer, a Bearer Context offering EBI 0
+// with TFT and QoS, and the PGW's S5/S8-U F-TEID as the PGW made it.
+MismatchSet checkCreateBearerRequest(const BearerRequestView& v, const SgwCheckContext& c) noexcept;
+// An Update Bearer Request of bearer `ebi`: its QoS and the APN-AMBR.
+MismatchSet checkUpdateBearerRequest(const BearerRequestView& v, uint8_t ebi) noexcept;
 
 }  // namespace gtpcp::peer

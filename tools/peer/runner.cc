@@ -206,7 +206,7 @@ void Runner::advance(int64_t now) noexcept {
       break;
     case Phase::kDetachSettle:
     case Phase::kDrain:
-      if (sgw_->outstanding() == 0 || now >= phase_deadline_) phase_ = Phase::kDone;
+      if (settled() || now >= phase_deadline_) phase_ = Phase::kDone;
       break;
     case Phase::kServe:
     case Phase::kHold:
@@ -215,6 +215,11 @@ void Runner::advance(int64_t now) noexcept {
     case Phase::kDone:
       break;
   }
+}
+
+bool Runner::settled() const noexcept {
+  return sgw_->outstanding() == 0 && sgw_->waitingForNetwork() == 0 &&
+         (!pgw_ || pgw_->outstanding() == 0);
 }
 
 void Runner::receive(uint32_t socket, int64_t& now) noexcept {
@@ -379,6 +384,8 @@ void Runner::buildReport(int64_t now) {
                          : 0.0;
   report_.sgw_sessions_up = sgw_ ? sgw_->sessionsUp() : 0;
   report_.outstanding = sgw_ ? sgw_->outstanding() : 0;
+  report_.sgw_waiting = sgw_ ? sgw_->waitingForNetwork() : 0;
+  report_.pgw_outstanding = pgw_ ? pgw_->outstanding() : 0;
   report_.sockets.clear();
   for (std::size_t i = 0; i < sockets_.size(); ++i) {
     SocketReport s;

@@ -5,8 +5,9 @@
 //
 // Phases (SGW role):
 //   lifecycle:    run    (--duration, or until every subscriber finished its
-//                         --cycles) -> drain (outstanding requests get up to
-//                         T3 * (N3 + 1)) -> done
+//                         --cycles) -> drain (outstanding requests, the PGWs'
+//                         own included, and subscribers waiting for the
+//                         network get up to T3 * (N3 + 1)) -> done
 //   modify-only:  attach (--setup-rate, not measured) -> settle ->
 //                 modify (--rate, --duration, measured) -> settle ->
 //                 detach (--setup-rate, not measured) -> settle -> done
@@ -65,6 +66,9 @@ class Runner {
   void endWindow(int64_t now) noexcept;
   void progress(int64_t now, std::ostream& err);
   void buildReport(int64_t now);
+  // Nothing in flight: no request of either role unanswered, no subscriber
+  // waiting for the network.
+  bool settled() const noexcept;
 
   RunConfig config_;
   std::vector<UdpSocket> sockets_;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/gtp/v2/validate.h"
+#include "tools/peer/random.h"
 
 namespace gtpcp::peer {
 
@@ -15,6 +16,21 @@ uint32_t inverseMod32(uint32_t a) noexcept {
   uint32_t x = a;  // Newton's iteration: each step doubles the correct low bits
   for (int i = 0; i < 5; ++i) x *= 2u - a * x;
   return x;
+}
+
+// Transactions of an attached subscriber: one that fails ends its session.
+bool attachedDuring(Txn t) noexcept { return t != Txn::kCreate && t != Txn::kUnknownTeid; }
+
+constexpr std::size_t at(Procedure p) noexcept { return static_cast<std::size_t>(p); }
+
+// The procedure a repeated request of `type` numbered `sequence` belongs to.
+Procedure procedureOf(MessageType type, uint32_t sequence) noexcept {
+  switch (type) {
+    case MessageType::kCreateBearerRequest: return Procedure::kCreateBearer;
+    case MessageType::kUpdateBearerRequest:
+      return (sequence & kCommandBit) ? Procedure::kTriggeredUpdateBearer : Procedure::kUpdateBearer;
+    default: return Procedure::kDeleteBearer;
+  }
 }
 
 }  // namespace
@@ -50,16 +66,22 @@ SgwEngine::SgwEngine(SgwConfig config, Outbox& outbox, SgwStats& stats,
     n.proxy = config_.nodes[k].proxy;
     n.socket = config_.nodes[k].socket;
     n.table.init(count / nodes_.size() + 1);
-    n.recent.assign(kRecent, Recent{});
+    n.recent.init(kRecent);
     // Per-node counters start at different values unless --same-sequence.
     const uint32_t offset = config_.same_sequence ? 0 : static_cast<uint32_t>(k) * 0x2a3b1u;
     n.seq_next = (config_.sequence_seed + offset) & 0x7fffff;
   }
   for (uint32_t i = 0; i < count; ++i) push(nodes_[nodeOf(i)], i);
-  // One network deletion per attached subscriber, and room for requests
-  // naming none; bounded, as the window is a minute and deletions are paced.
-  answers_.init(std::clamp<std::size_t>(count, 1024, std::size_t{1} << 18),
+  // One network deletion per attached subscriber (and the requests of the
+  // procedures asked for), and room for requests naming none; bounded, as
+  // the window is a minute and deletions are paced.
+  const std::size_t per_subscriber =
+      1 + (config_.dedicated_bearer ? 3 : 0) + (config_.commands ? 1 : 0);
+  answers_.init(std::clamp<std::size_t>(std::size_t{count} * per_subscriber, 1024,
+                                        std::size_t{1} << 20),
                 config_.duplicate_window_ns);
+  probes_left_ = config_.unknown_teid;
+  probe_rng_ = randomState(config_.probe_seed);
 }
 
 uint32_t SgwEngine::sgwTeid(uint32_t index) const noexcept {
@@ -168,9 +190,22 @@ bool SgwEngine::startNext(Node& n, int64_t now) noexcept {
         return true;
       case SgwPhase::kLifecycle:
         if (s.state == State::kIdle) {
-          start(index, Txn::kCreate, now);
+          if (probes_left_ != 0) {
+            --probes_left_;
+            start(index, Txn::kUnknownTeid, now);
+          } else {
+            start(index, Txn::kCreate, now);
+          }
         } else if (s.state == State::kEstablished) {
-          start(index, s.modifies_done < config_.modifies ? Txn::kModify : Txn::kDelete, now);
+          const Txn txn = nextStep(s);
+          if (txn == Txn::kDelete && config_.dedicated_bearer && s.dedicated != Dedicated::kGone) {
+            // Detaching now would cross the network's requests for the
+            // dedicated bearer: the Delete Bearer Request puts it back.
+            s.state = State::kWaiting;
+            ++waiting_;
+            continue;
+          }
+          start(index, txn, now);
         } else {
           continue;
         }
@@ -179,18 +214,42 @@ bool SgwEngine::startNext(Node& n, int64_t now) noexcept {
   }
 }
 
+Txn SgwEngine::nextStep(const Sub& s) const noexcept {
+  if (s.modifies_done < config_.modifies) return Txn::kModify;
+  if (config_.commands && s.commands_done < 2) return Txn::kModifyBearerCommand;
+  return Txn::kDelete;
+}
+
+uint32_t SgwEngine::nextProbeTeid() noexcept {
+  for (;;) {
+    const auto teid = static_cast<uint32_t>(nextRandom(probe_rng_) >> 32);
+    if (teid != 0 && teid != 0xffffffffu) return teid;  // never allocated (TS 29.274 §5.5.1)
+  }
+}
+
 void SgwEngine::start(uint32_t index, Txn txn, int64_t now) noexcept {
   Sub& s = subs_[index];
   Node& n = nodes_[nodeOf(index)];
   s.txn = txn;
   s.seq = n.seq_next;
-  n.seq_next = (n.seq_next + 1) & 0x7fffff;  // the top bit is for command-triggered requests
+  n.seq_next = (n.seq_next + 1) & (kCommandBit - 1);  // the top bit is for command-triggered requests
   s.retries = 0;
   s.first_sent = now;
   s.measured = measured_;
-  s.state = txn == Txn::kCreate   ? State::kCreating
-            : txn == Txn::kModify ? State::kModifying
-                                  : State::kDeleting;
+  switch (txn) {
+    case Txn::kCreate: s.state = State::kCreating; break;
+    case Txn::kModify: s.state = State::kModifying; break;
+    case Txn::kModifyBearerCommand:
+      s.state = State::kCommanding;
+      s.seq |= kCommandBit;
+      break;
+    case Txn::kUnknownTeid:
+      s.state = State::kProbing;
+      s.pgw_teid = nextProbeTeid();
+      break;
+    case Txn::kDelete:
+    case Txn::kCount: s.state = State::kDeleting; break;
+  }
   ++stats_.attempted[static_cast<std::size_t>(txn)];
   if (measured_) ++stats_.measured_attempted;
   n.table.insert(s.seq, index);  // cannot fail: twice as many slots as subscribers
@@ -199,7 +258,7 @@ void SgwEngine::start(uint32_t index, Txn txn, int64_t now) noexcept {
     abandon(index);
     return;
   }
-  link(index, now + config_.t3_ns);
+  outstanding_list_.append(index, now + config_.t3_ns);
 }
 
 bool SgwEngine::send(uint32_t index) noexcept {
@@ -207,8 +266,8 @@ bool SgwEngine::send(uint32_t index) noexcept {
   Node& n = nodes_[nodeOf(index)];
   Endpoint to = n.proxy;
   // Later requests go where the Create Session Response's control F-TEID
-  // points (the proxy), except through a bare relay.
-  if (s.txn != Txn::kCreate && !config_.relay) to.addr = s.pgw_addr;
+  // points (the proxy), except through a bare relay; a probe has no session.
+  if (attachedDuring(s.txn) && !config_.relay) to.addr = s.pgw_addr;
   auto buf = outbox_.reserve(n.socket);
   gtp::Result<std::size_t> r;
   switch (s.txn) {
@@ -224,7 +283,8 @@ bool SgwEngine::send(uint32_t index) noexcept {
       r = buildCreateSessionRequest(a, buf);
       break;
     }
-    case Txn::kModify: {
+    case Txn::kModify:
+    case Txn::kUnknownTeid: {
       ModifyBearerRequestArgs a;
       a.sequence = s.seq;
       a.header_teid = s.pgw_teid;
@@ -233,6 +293,15 @@ bool SgwEngine::send(uint32_t index) noexcept {
       a.sgw_addr = n.addr;
       a.modify_count = s.modifies_total;
       r = buildModifyBearerRequest(a, buf);
+      break;
+    }
+    case Txn::kModifyBearerCommand: {
+      BearerModificationArgs a;
+      a.sequence = s.seq;
+      a.header_teid = s.pgw_teid;
+      a.apn_ambr = commandedAmbr(index);
+      a.qos = commandedQos();
+      r = buildBearerModification(MessageType::kModifyBearerCommand, a, buf);
       break;
     }
     case Txn::kDelete:
@@ -248,64 +317,32 @@ bool SgwEngine::send(uint32_t index) noexcept {
   return true;
 }
 
-void SgwEngine::link(uint32_t index, int64_t deadline) noexcept {
-  // T3 is the same for every request, so appending keeps the list in
-  // deadline order.
-  Sub& s = subs_[index];
-  s.deadline = deadline;
-  s.next = kNil;
-  s.prev = out_tail_;
-  if (out_tail_ == kNil)
-    out_head_ = index;
-  else
-    subs_[out_tail_].next = index;
-  out_tail_ = index;
-}
-
-void SgwEngine::unlink(uint32_t index) noexcept {
-  Sub& s = subs_[index];
-  if (s.prev == kNil)
-    out_head_ = s.next;
-  else
-    subs_[s.prev].next = s.next;
-  if (s.next == kNil)
-    out_tail_ = s.prev;
-  else
-    subs_[s.next].prev = s.prev;
-  s.prev = s.next = kNil;
-}
-
-void SgwEngine::remember(Node& n, uint32_t seq, uint32_t index, bool timed_out) noexcept {
-  n.recent[n.recent_pos] = Recent{seq, index, timed_out};
-  n.recent_pos = (n.recent_pos + 1) % kRecent;
-}
-
 void SgwEngine::forget(uint32_t index) noexcept {
   Sub& s = subs_[index];
   Node& n = nodes_[nodeOf(index)];
   n.table.erase(s.seq);
-  remember(n, s.seq, index, true);
+  n.recent.remember(s.seq, true);
   --outstanding_;
 }
 
 void SgwEngine::abandon(uint32_t index) noexcept {
   Sub& s = subs_[index];
   forget(index);
-  if (s.txn != Txn::kCreate && sessions_up_ > 0) --sessions_up_;
+  if (attachedDuring(s.txn) && sessions_up_ > 0) --sessions_up_;
   s.state = State::kAbandoned;
   ++finished_;
 }
 
 int64_t SgwEngine::nextTimer() const noexcept {
-  return out_head_ == kNil ? std::numeric_limits<int64_t>::max() : subs_[out_head_].deadline;
+  return outstanding_list_.nextDeadline();
 }
 
 void SgwEngine::onTimers(int64_t now) noexcept {
-  while (out_head_ != kNil) {
-    const uint32_t index = out_head_;
+  while (outstanding_list_.head() != kNil) {
+    const uint32_t index = outstanding_list_.head();
     Sub& s = subs_[index];
     if (s.deadline > now) break;
-    unlink(index);
+    outstanding_list_.remove(index);
     const auto t = static_cast<std::size_t>(s.txn);
     if (s.retries < config_.n3) {
       ++s.retries;
@@ -314,7 +351,7 @@ void SgwEngine::onTimers(int64_t now) noexcept {
         abandon(index);
         continue;
       }
-      link(index, now + config_.t3_ns);
+      outstanding_list_.append(index, now + config_.t3_ns);
     } else {
       ++stats_.timeouts[t];
       abandon(index);
@@ -349,10 +386,25 @@ void SgwEngine::answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept
   ++stats_.echo_requests_answered;
 }
 
-void SgwEngine::sendDeleteBearerResponse(Node& n, const Endpoint& to, uint32_t seq,
-                                         const AnswerCache::Answer& a) noexcept {
+void SgwEngine::sendAnswer(Node& n, const Endpoint& to, uint32_t seq,
+                           const AnswerCache::Answer& a) noexcept {
   auto buf = outbox_.reserve(n.socket);
-  auto r = buildDeleteBearerResponse(seq, a.header_teid, a.cause, a.ebi, buf);
+  gtp::Result<std::size_t> r;
+  if (a.type == MessageType::kCreateBearerResponse) {
+    CreateBearerResponseArgs args;
+    args.sequence = seq;
+    args.header_teid = a.header_teid;
+    args.cause = a.cause;
+    args.ebi = a.ebi;
+    args.imsi = config_.ids.imsi(a.index);
+    args.sgw_addr = n.addr;
+    args.pgw_u_addr = a.pgw_u_addr;
+    r = buildCreateBearerResponse(args, buf);
+  } else if (a.type == MessageType::kDeleteBearerResponse && !a.bearer_context) {
+    r = buildDeleteBearerResponse(seq, a.header_teid, a.cause, a.ebi, buf);
+  } else {
+    r = buildBearerResponse(a.type, seq, a.header_teid, a.cause, a.ebi, buf);
+  }
   if (!r) {
     ++stats_.internal_errors;
     return;
@@ -363,53 +415,235 @@ void SgwEngine::sendDeleteBearerResponse(Node& n, const Endpoint& to, uint32_t s
 bool SgwEngine::attachedOn(uint32_t node, uint32_t teid, uint32_t& index) const noexcept {
   if (!indexOfTeid(teid, index) || nodeOf(index) != node) return false;
   // A creation still in flight has no peer TEID to answer to yet.
-  const State st = subs_[index].state;
-  return st == State::kEstablished || st == State::kModifying || st == State::kDeleting;
+  switch (subs_[index].state) {
+    case State::kEstablished:
+    case State::kModifying:
+    case State::kDeleting:
+    case State::kCommanding:
+    case State::kWaiting: return true;
+    default: return false;
+  }
 }
 
-void SgwEngine::onDeleteBearerRequest(uint32_t node, const Endpoint& from, int64_t now) noexcept {
+void SgwEngine::count(MismatchSet ms, Procedure p) noexcept {
+  if (ms.empty()) return;
+  ++stats_.procedures[at(p)].mismatches;
+  ms.countInto(mismatches_);
+}
+
+SgwCheckContext SgwEngine::checkContext(const Node& n, uint32_t index) const noexcept {
+  SgwCheckContext ctx;
+  ctx.relay = config_.relay;
+  ctx.proxy_access = n.proxy.addr;
+  ctx.imsi = config_.ids.imsi(index);
+  ctx.expected_rejections = &config_.expected_rejections;
+  ctx.local_pgws = config_.local_pgws;
+  ctx.local_pgw_causes = config_.local_pgw_causes;
+  return ctx;
+}
+
+void SgwEngine::onNetworkRequest(uint32_t node, const Endpoint& from, int64_t now) noexcept {
   Node& n = nodes_[node];
   const auto& h = message_.header();
+  const auto type = message_.messageType();
   const RequestKey key{from, node, h.sequence_number};
   if (const AnswerCache::Answer* cached = answers_.find(key, now)) {
-    ++stats_.delete_bearer_duplicates;
-    sendDeleteBearerResponse(n, from, h.sequence_number, *cached);
+    if (cached->bearer_context)
+      ++stats_.procedures[at(procedureOf(type, h.sequence_number))].retransmissions;
+    else
+      ++stats_.delete_bearer_duplicates;
+    sendAnswer(n, from, h.sequence_number, *cached);
     return;
   }
-  ++stats_.delete_bearer_requests;
   // TS 29.274 §5.5.2: a TEID that names no context is answered with
-  // Context Not Found and TEID 0.
-  AnswerCache::Answer a{0, kCauseContextNotFound, 0};
-  auto view = viewDeleteBearerRequest(message_);
-  if (!view) {
-    malformed_.count(view.error().code);
-    const uint8_t cause = gtp::v2Cause(view.error().code);
-    if (cause != 0) a.cause = cause;
+  // Context Not Found and TEID 0. Each request type's response follows it.
+  AnswerCache::Answer a;
+  a.type = static_cast<MessageType>(static_cast<uint8_t>(type) + 1);
+  a.cause = kCauseContextNotFound;
+  a.bearer_context = type != MessageType::kDeleteBearerRequest;
+  auto view = viewBearerRequest(message_);
+  auto mandatory = view ? gtp::v2::checkMandatory(message_) : gtp::Result<void>{};
+  if (!view || !mandatory) {
+    const gtp::Errc code = !view ? view.error().code : mandatory.error().code;
+    malformed_.count(code);
+    if (const uint8_t cause = gtp::v2Cause(code); cause != 0) a.cause = cause;
+    if (type == MessageType::kDeleteBearerRequest) ++stats_.delete_bearer_requests;
+  } else if (type == MessageType::kDeleteBearerRequest && view->ebi && !view->lbi) {
+    a.bearer_context = true;
+    deleteDedicatedBearer(node, *view, a);
+  } else if (type == MessageType::kDeleteBearerRequest) {
+    deletePdnConnection(node, *view, a);
+  } else if (h.sequence_number & kCommandBit) {
+    triggeredUpdateBearer(node, *view, a, now);
   } else {
-    ++stats_.delete_bearer_causes[view->cause.value_or(0)];
-    uint32_t index = 0;
-    if (!h.teidPresent() || !attachedOn(node, h.teid, index)) {
-      ++stats_.delete_bearer_unknown;
-    } else if (!view->lbi || *view->lbi != kDefaultEbi) {
-      // The one PDN connection this subscriber has is not the one named.
-      mismatches_.count(Mismatch::kSgwDeleteBearerRequest);
-      a.header_teid = subs_[index].pgw_teid;
-    } else {
-      a = AnswerCache::Answer{subs_[index].pgw_teid, kCauseAccepted, *view->lbi};
-      deleteByNetwork(index);
-    }
+    createOrUpdateDedicatedBearer(node, *view, a);
   }
   if (answers_.insert(key, now, a)) ++stats_.answers_evicted;
-  sendDeleteBearerResponse(n, from, h.sequence_number, a);
+  sendAnswer(n, from, h.sequence_number, a);
+}
+
+void SgwEngine::deletePdnConnection(uint32_t node, const BearerRequestView& v,
+                                    AnswerCache::Answer& a) noexcept {
+  const auto& h = message_.header();
+  ++stats_.delete_bearer_requests;
+  ++stats_.delete_bearer_causes[v.cause.value_or(0)];
+  uint32_t index = 0;
+  if (!h.teidPresent() || !attachedOn(node, h.teid, index)) {
+    ++stats_.delete_bearer_unknown;
+  } else if (!v.lbi || *v.lbi != kDefaultEbi) {
+    // The one PDN connection this subscriber has is not the one named.
+    mismatches_.count(Mismatch::kSgwDeleteBearerRequest);
+    a.header_teid = subs_[index].pgw_teid;
+  } else {
+    a = AnswerCache::Answer{subs_[index].pgw_teid, kCauseAccepted, *v.lbi};
+    deleteByNetwork(index);
+  }
+}
+
+bool SgwEngine::sessionOfRequest(uint32_t node, Procedure p, uint32_t& index) noexcept {
+  const auto& h = message_.header();
+  ++stats_.procedures[at(p)].started;
+  if (h.teidPresent() && attachedOn(node, h.teid, index)) return true;
+  MismatchSet ms;
+  ms.add(Mismatch::kSgwRequestTeid);
+  count(ms, p);
+  return false;
+}
+
+void SgwEngine::createOrUpdateDedicatedBearer(uint32_t node, const BearerRequestView& v,
+                                              AnswerCache::Answer& a) noexcept {
+  const bool create = message_.messageType() == MessageType::kCreateBearerRequest;
+  const Procedure p = create ? Procedure::kCreateBearer : Procedure::kUpdateBearer;
+  uint32_t index = 0;
+  if (!sessionOfRequest(node, p, index)) return;
+  Sub& s = subs_[index];
+  a.header_teid = s.pgw_teid;
+  // One dedicated bearer per session: created once, then updated.
+  const bool expected = create ? s.dedicated == Dedicated::kNone
+                               : s.dedicated == Dedicated::kUp || s.dedicated == Dedicated::kUpdated;
+  MismatchSet ms = create ? checkCreateBearerRequest(v, checkContext(nodes_[node], index))
+                          : checkUpdateBearerRequest(v, kDedicatedEbi);
+  if (!expected) ms.add(Mismatch::kSgwBearerRequest);
+  count(ms, p);
+  if (!expected) return;
+  a.cause = kCauseAccepted;
+  a.ebi = kDedicatedEbi;
+  if (create) {
+    a.index = index;
+    if (v.bearer.fteid[1]) fteidSoleAddress(*v.bearer.fteid[1], a.pgw_u_addr);
+  }
+  s.dedicated = create ? Dedicated::kUp : Dedicated::kUpdated;
+  ++stats_.procedures[at(p)].completed;
+}
+
+void SgwEngine::deleteDedicatedBearer(uint32_t node, const BearerRequestView& v,
+                                      AnswerCache::Answer& a) noexcept {
+  uint32_t index = 0;
+  if (!sessionOfRequest(node, Procedure::kDeleteBearer, index)) return;
+  Sub& s = subs_[index];
+  a.header_teid = s.pgw_teid;
+  if (v.ebi != kDedicatedEbi ||
+      (s.dedicated != Dedicated::kUp && s.dedicated != Dedicated::kUpdated)) {
+    MismatchSet ms;
+    ms.add(Mismatch::kSgwBearerRequest);
+    count(ms, Procedure::kDeleteBearer);
+    return;
+  }
+  a.cause = kCauseAccepted;
+  a.ebi = kDedicatedEbi;
+  s.dedicated = Dedicated::kGone;
+  ++stats_.procedures[at(Procedure::kDeleteBearer)].completed;
+  if (s.state == State::kWaiting) {
+    // It waited for this to detach.
+    --waiting_;
+    s.state = State::kEstablished;
+    push(nodes_[node], index);
+  }
+}
+
+void SgwEngine::triggeredUpdateBearer(uint32_t node, const BearerRequestView& v,
+                                      AnswerCache::Answer& a, int64_t now) noexcept {
+  const auto& h = message_.header();
+  ProcedureCounters& p = stats_.procedures[at(Procedure::kTriggeredUpdateBearer)];
+  ++p.started;
+  MismatchSet ms;
+  // TS 29.274 §7.6: the request a command triggers carries the command's
+  // number, the SGW's own: it names the outstanding command.
+  uint32_t index = 0;
+  if (!nodes_[node].table.find(h.sequence_number, index) ||
+      subs_[index].txn != Txn::kModifyBearerCommand) {
+    ms.add(Mismatch::kSgwCommandSequence);
+    count(ms, Procedure::kTriggeredUpdateBearer);
+    if (h.teidPresent() && attachedOn(node, h.teid, index)) a.header_teid = subs_[index].pgw_teid;
+    return;
+  }
+  Sub& s = subs_[index];
+  a.header_teid = s.pgw_teid;
+  if (!h.teidPresent() || h.teid != sgwTeid(index)) ms.add(Mismatch::kSgwRequestTeid);
+  // The first command of a session is answered this way, with what it asked.
+  const gtp::v2::Ambr asked = commandedAmbr(index);
+  if (s.commands_done != 0 || v.bearer.ebi != kDefaultEbi || !v.bearer.qos ||
+      v.bearer.qos->qci != commandedQos().qci || !v.apn_ambr ||
+      v.apn_ambr->uplink != asked.uplink || v.apn_ambr->downlink != asked.downlink)
+    ms.add(Mismatch::kSgwCommandOutcome);
+  count(ms, Procedure::kTriggeredUpdateBearer);
+  a.cause = kCauseAccepted;
+  a.ebi = kDefaultEbi;
+  ++p.completed;
+  finish(index, now);
+  commandDone(index);
+}
+
+void SgwEngine::onFailureIndication(uint32_t index, const ResponseView& v, int64_t now) noexcept {
+  const auto& h = message_.header();
+  Sub& s = subs_[index];
+  ProcedureCounters& p = stats_.procedures[at(Procedure::kFailureIndication)];
+  ++p.started;
+  MismatchSet ms;
+  if (!h.teidPresent() || h.teid != sgwTeid(index)) ms.add(Mismatch::kSgwHeaderTeid);
+  // The second command of a session is refused, for a System failure.
+  if (s.commands_done != 1 || v.cause != kCauseSystemFailure)
+    ms.add(Mismatch::kSgwCommandOutcome);
+  else
+    ++p.completed;
+  count(ms, Procedure::kFailureIndication);
+  if (v.cause) ++stats_.causes[*v.cause];
+  finish(index, now);
+  commandDone(index);
+}
+
+void SgwEngine::commandDone(uint32_t index) noexcept {
+  Sub& s = subs_[index];
+  ++s.commands_done;
+  s.state = State::kEstablished;
+  afterCompletion(index);
+}
+
+void SgwEngine::onProbeAnswer(uint32_t index, const ResponseView& v, int64_t now) noexcept {
+  const auto& h = message_.header();
+  MismatchSet ms;
+  // TS 29.274 §5.5.2: Context Not Found, with TEID 0 (the request had no
+  // sender F-TEID to answer to).
+  if (message_.messageType() != MessageType::kModifyBearerResponse ||
+      v.cause != kCauseContextNotFound)
+    ms.add(Mismatch::kSgwUnknownTeidAnswer);
+  if (!h.teidPresent() || h.teid != 0) ms.add(Mismatch::kSgwHeaderTeid);
+  count(ms, Procedure::kUnknownTeid);
+  if (v.cause) ++stats_.causes[*v.cause];
+  finish(index, now);
+  subs_[index].state = State::kIdle;
+  afterCompletion(index);
 }
 
 void SgwEngine::deleteByNetwork(uint32_t index) noexcept {
   Sub& s = subs_[index];
-  // An established subscriber waits in its node's queue; one with a
-  // transaction in flight does not.
+  // An established subscriber waits in its node's queue; a waiting one
+  // nowhere; one with a transaction in flight has it cancelled.
   const bool queued = s.state == State::kEstablished;
-  if (!queued) {
-    unlink(index);
+  if (s.state == State::kWaiting) {
+    --waiting_;
+  } else if (!queued) {
+    outstanding_list_.remove(index);
     forget(index);
     ++stats_.transactions_cancelled;
   }
@@ -430,9 +664,9 @@ void SgwEngine::deleteByNetwork(uint32_t index) noexcept {
 void SgwEngine::finish(uint32_t index, int64_t now) noexcept {
   Sub& s = subs_[index];
   Node& n = nodes_[nodeOf(index)];
-  unlink(index);
+  outstanding_list_.remove(index);
   n.table.erase(s.seq);
-  remember(n, s.seq, index, false);
+  n.recent.remember(s.seq, false);
   --outstanding_;
   const auto t = static_cast<std::size_t>(s.txn);
   ++stats_.completed[t];
@@ -461,12 +695,28 @@ void SgwEngine::afterCompletion(uint32_t index) noexcept {
 void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const uint8_t> bytes,
                            int64_t now) noexcept {
   if (node >= nodes_.size()) return;
-  Node& n = nodes_[node];
   auto decoded = message_.decode(bytes);
   if (!decoded) {
     malformed_.count(decoded.error().code);
     return;
   }
+  const bool piggyback = message_.header().piggyback();
+  const std::size_t first = message_.header().messageSize();
+  onMessage(node, from, now);
+  // TS 29.274 §5.5.1: a request may ride on a response (a Create Bearer
+  // Request on a Create Session Response); it is handled after it.
+  if (!piggyback) return;
+  decoded = message_.decode(bytes.subspan(std::min(first, bytes.size())));
+  if (!decoded) {
+    malformed_.count(decoded.error().code);
+    return;
+  }
+  ++stats_.piggybacked;
+  onMessage(node, from, now);
+}
+
+void SgwEngine::onMessage(uint32_t node, const Endpoint& from, int64_t now) noexcept {
+  Node& n = nodes_[node];
   const auto type = message_.messageType();
   const auto& h = message_.header();
   Txn txn;
@@ -475,11 +725,22 @@ void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const 
       answerEcho(n, from, h.sequence_number);
       return;
     case MessageType::kDeleteBearerRequest:
-      onDeleteBearerRequest(node, from, now);
+      onNetworkRequest(node, from, now);
+      return;
+    case MessageType::kCreateBearerRequest:
+    case MessageType::kUpdateBearerRequest:
+      // Requests of procedures this run did not ask for stay unexpected.
+      if (!config_.dedicated_bearer &&
+          !(config_.commands && type == MessageType::kUpdateBearerRequest)) {
+        mismatches_.count(Mismatch::kSgwUnexpectedMessage);
+        return;
+      }
+      onNetworkRequest(node, from, now);
       return;
     case MessageType::kCreateSessionResponse: txn = Txn::kCreate; break;
     case MessageType::kModifyBearerResponse: txn = Txn::kModify; break;
     case MessageType::kDeleteSessionResponse: txn = Txn::kDelete; break;
+    case MessageType::kModifyBearerFailureIndication: txn = Txn::kModifyBearerCommand; break;
     default:
       mismatches_.count(Mismatch::kSgwUnexpectedMessage);
       return;
@@ -487,19 +748,14 @@ void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const 
 
   uint32_t index = 0;
   if (!n.table.find(h.sequence_number, index)) {
-    for (const Recent& r : n.recent) {
-      if (r.seq == h.sequence_number) {
-        if (r.timed_out)
-          ++stats_.late_responses;
-        else
-          ++stats_.duplicate_responses;
-        return;
-      }
+    if (bool timed_out = false; n.recent.find(h.sequence_number, timed_out)) {
+      ++(timed_out ? stats_.late_responses : stats_.duplicate_responses);
+      return;
     }
     uint32_t owner = 0;
     if (h.teidPresent() && indexOfTeid(h.teid, owner) && nodeOf(owner) == node &&
         (subs_[owner].state == State::kCreating || subs_[owner].state == State::kModifying ||
-         subs_[owner].state == State::kDeleting)) {
+         subs_[owner].state == State::kDeleting || subs_[owner].state == State::kCommanding)) {
       mismatches_.count(Mismatch::kSgwSequenceNumber);
     } else {
       mismatches_.count(Mismatch::kSgwUnmatchedResponse);
@@ -507,29 +763,32 @@ void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const 
     return;
   }
   Sub& s = subs_[index];
-  if (s.txn != txn) {
+  // A probe is a Modify Bearer Request too.
+  if (s.txn != txn && !(txn == Txn::kModify && s.txn == Txn::kUnknownTeid)) {
     mismatches_.count(Mismatch::kSgwMessageType);
     return;  // keep waiting for the right answer
   }
+  txn = s.txn;
   auto mandatory = gtp::v2::checkMandatory(message_);
   auto view = viewResponse(message_);
   if (!mandatory || !view) {
     malformed_.count(!mandatory ? mandatory.error().code : view.error().code);
     finish(index, now);
-    if (txn != Txn::kCreate && sessions_up_ > 0) --sessions_up_;
+    if (attachedDuring(txn) && sessions_up_ > 0) --sessions_up_;
     s.state = State::kAbandoned;
     ++finished_;
     return;
   }
+  if (txn == Txn::kUnknownTeid) {
+    onProbeAnswer(index, *view, now);
+    return;
+  }
+  if (txn == Txn::kModifyBearerCommand) {
+    onFailureIndication(index, *view, now);
+    return;
+  }
 
-  const uint64_t imsi = config_.ids.imsi(index);
-  SgwCheckContext ctx;
-  ctx.relay = config_.relay;
-  ctx.proxy_access = n.proxy.addr;
-  ctx.imsi = imsi;
-  ctx.expected_rejections = &config_.expected_rejections;
-  ctx.local_pgws = config_.local_pgws;
-  ctx.local_pgw_causes = config_.local_pgw_causes;
+  const SgwCheckContext ctx = checkContext(n, index);
   MismatchSet ms = txn == Txn::kCreate ? checkCreateSessionResponse(*view, ctx)
                                        : checkSimpleResponse(*view, ctx);
   const bool accepted = view->cause && causeAccepted(*view->cause);
@@ -561,6 +820,8 @@ void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const 
         s.pgw_teid = view->pgw_c->teid;
         s.state = State::kEstablished;
         s.modifies_done = 0;
+        s.commands_done = 0;
+        s.dedicated = Dedicated::kNone;
         ++sessions_up_;
       } else {
         ++stats_.sessions_rejected;
@@ -573,8 +834,7 @@ void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const 
       ++s.modifies_total;
       s.state = State::kEstablished;
       break;
-    case Txn::kDelete:
-    case Txn::kCount:
+    default:
       if (accepted) ++stats_.sessions_deleted;
       if (sessions_up_ > 0) --sessions_up_;
       s.state = State::kIdle;

@@ -9,6 +9,18 @@
 // transaction it had in flight for it. A retransmitted request gets the same
 // answer again (AnswerCache).
 //
+// Beyond attach, modify and detach, on request:
+//   * --dedicated-bearer: the PGW creates, updates and deletes a dedicated
+//     bearer (EBI 6) on each session; the SGW answers, and a subscriber
+//     detaches only once its dedicated bearer is gone (kWaiting until then).
+//   * --commands: after its modifications each subscriber sends two Modify
+//     Bearer Commands (TS 29.274 §7.2.14.1): the emulated PGWs answer the
+//     first with an Update Bearer Request numbered like the command (§7.6),
+//     the second with a Modify Bearer Failure Indication, cause 72.
+//   * --unknown-teid N: before attaching, subscribers send N Modify Bearer
+//     Requests in all to TEIDs drawn at random (never 0 or 0xffffffff), which
+//     the proxy never gave: each must be answered with cause 64, TEID 0.
+//
 // SgwEngine is pure logic driven by the runner's event loop: tokens from the
 // pacer start transactions (issue()), datagrams arrive (onDatagram()), and
 // timers fire (onTimers()); it sends through an Outbox. All state is
@@ -29,6 +41,7 @@
 #include "tools/peer/hash_index.h"
 #include "tools/peer/messages.h"
 #include "tools/peer/outbox.h"
+#include "tools/peer/requests.h"
 #include "tools/peer/stats.h"
 #include "tools/peer/udp.h"
 
@@ -60,6 +73,10 @@ struct SgwConfig {
   std::vector<uint8_t> local_pgw_causes;  // their --pgw-cause (0: none)
   uint8_t recovery = 1;
   bool allow_non_loopback = false;
+  bool dedicated_bearer = false;  // the PGWs create, update and delete a dedicated bearer
+  bool commands = false;          // two Modify Bearer Commands per attach
+  uint32_t unknown_teid = 0;      // probes of TEIDs the proxy never gave
+  uint64_t probe_seed = 1;        // of the probes' TEIDs
 };
 
 // What a token does.
@@ -95,6 +112,9 @@ class SgwEngine {
 
   uint64_t outstanding() const noexcept { return outstanding_; }
   uint64_t sessionsUp() const noexcept { return sessions_up_; }
+  // Subscribers that would detach but wait for the network to delete their
+  // dedicated bearer.
+  uint64_t waitingForNetwork() const noexcept { return waiting_; }
   // The phase has nothing more to start (attach: all attempted; detach: all
   // attempted; lifecycle: every subscriber finished its cycles).
   bool phaseExhausted() const noexcept;
@@ -106,12 +126,19 @@ class SgwEngine {
  private:
   static constexpr uint32_t kNil = std::numeric_limits<uint32_t>::max();
 
-  enum class State : uint8_t { kIdle, kCreating, kEstablished, kModifying, kDeleting, kDone, kAbandoned };
+  enum class State : uint8_t {
+    kIdle, kCreating, kEstablished, kModifying, kDeleting, kDone, kAbandoned,
+    kCommanding,  // a Modify Bearer Command awaits its triggered request or failure indication
+    kProbing,     // not attached; an unknown-TEID probe awaits its answer
+    kWaiting,     // attached, done, out of the queue until its dedicated bearer is deleted
+  };
+  // The session's dedicated bearer as the network made it so far.
+  enum class Dedicated : uint8_t { kNone, kUp, kUpdated, kGone };
 
   struct Sub {
     int64_t first_sent = 0;
     int64_t deadline = 0;
-    uint32_t pgw_teid = 0;  // header TEID of later requests
+    uint32_t pgw_teid = 0;  // header TEID of later requests (of the probe, while kProbing)
     uint32_t seq = 0;
     uint32_t prev = kNil;   // outstanding list, in deadline order
     uint32_t next = kNil;
@@ -119,6 +146,8 @@ class SgwEngine {
     uint32_t cycles_done = 0;
     uint32_t modifies_total = 0;
     uint16_t modifies_done = 0;
+    uint8_t commands_done = 0;
+    Dedicated dedicated = Dedicated::kNone;
     State state = State::kIdle;
     Txn txn = Txn::kCreate;
     uint8_t retries = 0;
@@ -128,13 +157,7 @@ class SgwEngine {
     IpAddress pgw_addr{};
   };
 
-  // Requests recently answered or timed out, to tell a duplicate or late
-  // response from a wrong one.
-  struct Recent {
-    uint32_t seq = 0xffffffffu;
-    uint32_t index = kNil;
-    bool timed_out = false;
-  };
+  // Requests recently answered or timed out, per node.
   static constexpr std::size_t kRecent = 4096;
 
   struct Node {
@@ -145,8 +168,7 @@ class SgwEngine {
     uint32_t q_head = kNil, q_tail = kNil, q_size = 0;
     uint32_t attach_left = 0;  // kAttach: subscribers not yet attempted
     HashIndex<uint32_t> table;  // outstanding requests: sequence number -> subscriber
-    std::vector<Recent> recent;
-    std::size_t recent_pos = 0;
+    RecentRequests recent;
   };
 
   uint32_t nodeOf(uint32_t index) const noexcept {
@@ -155,11 +177,12 @@ class SgwEngine {
   void push(Node& n, uint32_t index) noexcept;
   uint32_t pop(Node& n) noexcept;
   bool startNext(Node& n, int64_t now) noexcept;
+  // Lifecycle: what established subscriber `s` does next (modify, command,
+  // detach).
+  Txn nextStep(const Sub& s) const noexcept;
   void start(uint32_t index, Txn txn, int64_t now) noexcept;
+  uint32_t nextProbeTeid() noexcept;
   bool send(uint32_t index) noexcept;
-  void link(uint32_t index, int64_t deadline) noexcept;
-  void unlink(uint32_t index) noexcept;
-  void remember(Node& n, uint32_t seq, uint32_t index, bool timed_out) noexcept;
   void finish(uint32_t index, int64_t now) noexcept;
   // Drops the outstanding request of `index` (already off the timer list):
   // an answer that still comes counts as late.
@@ -173,12 +196,36 @@ class SgwEngine {
   void answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept;
   // Subscriber `index` has control TEID `teid` on node `node` and is attached.
   bool attachedOn(uint32_t node, uint32_t teid, uint32_t& index) const noexcept;
-  // `message_` is a Delete Bearer Request that node `node` received from `from`.
-  void onDeleteBearerRequest(uint32_t node, const Endpoint& from, int64_t now) noexcept;
+  // Handles `message_`, received on node `node` from `from`.
+  void onMessage(uint32_t node, const Endpoint& from, int64_t now) noexcept;
+  // `message_` is a Create, Update or Delete Bearer Request that node `node`
+  // received from `from`: answered, and again from the cache when repeated.
+  void onNetworkRequest(uint32_t node, const Endpoint& from, int64_t now) noexcept;
+  // What the answer to `message_` says, the request read as `v`; each fills
+  // `a` (Context Not Found, TEID 0, when it names nothing of this SGW).
+  void deletePdnConnection(uint32_t node, const BearerRequestView& v,
+                           AnswerCache::Answer& a) noexcept;
+  void deleteDedicatedBearer(uint32_t node, const BearerRequestView& v,
+                             AnswerCache::Answer& a) noexcept;
+  void createOrUpdateDedicatedBearer(uint32_t node, const BearerRequestView& v,
+                                     AnswerCache::Answer& a) noexcept;
+  void triggeredUpdateBearer(uint32_t node, const BearerRequestView& v, AnswerCache::Answer& a,
+                             int64_t now) noexcept;
+  // The attached session on `node` that the header TEID of `message_` names;
+  // counts procedure `p` started, and a mismatch of it when there is none.
+  bool sessionOfRequest(uint32_t node, Procedure p, uint32_t& index) noexcept;
+  // The answers to an unknown-TEID probe and to a command (its failure
+  // indication); `index`'s transaction is the one answered.
+  void onProbeAnswer(uint32_t index, const ResponseView& v, int64_t now) noexcept;
+  void onFailureIndication(uint32_t index, const ResponseView& v, int64_t now) noexcept;
+  // The command of `index` was answered: on to its next step.
+  void commandDone(uint32_t index) noexcept;
+  // Counts the mismatches `ms` found in a message of procedure `p`.
+  void count(MismatchSet ms, Procedure p) noexcept;
+  SgwCheckContext checkContext(const Node& n, uint32_t index) const noexcept;
   // Detaches attached subscriber `index`, cancelling its transaction in flight.
   void deleteByNetwork(uint32_t index) noexcept;
-  void sendDeleteBearerResponse(Node& n, const Endpoint& to, uint32_t seq,
-                                const AnswerCache::Answer& a) noexcept;
+  void sendAnswer(Node& n, const Endpoint& to, uint32_t seq, const AnswerCache::Answer& a) noexcept;
 
   SgwConfig config_;
   Outbox& outbox_;
@@ -188,13 +235,16 @@ class SgwEngine {
   std::vector<gtp::v2::Apn> apns_;
   std::vector<Sub> subs_;
   std::vector<Node> nodes_;
-  AnswerCache answers_;  // to Delete Bearer Requests, all nodes together
+  AnswerCache answers_;  // to the network's requests, all nodes together
   uint32_t teid_multiplier_ = 0x9e3779b1u;
   uint32_t teid_inverse_ = 0;
-  uint32_t out_head_ = kNil, out_tail_ = kNil;
+  DeadlineList<Sub> outstanding_list_{subs_};  // requests awaiting their answer
   uint64_t outstanding_ = 0;
   uint64_t sessions_up_ = 0;
   uint64_t finished_ = 0;  // subscribers done or abandoned
+  uint64_t waiting_ = 0;   // subscribers kWaiting
+  uint64_t probes_left_ = 0;
+  uint64_t probe_rng_ = 1;
   std::size_t rr_ = 0;
   SgwPhase phase_ = SgwPhase::kIdle;
   bool measured_ = false;

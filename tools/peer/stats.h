@@ -29,6 +29,12 @@ enum class Mismatch : uint8_t {
   kSgwUnexpectedMessage,   // a request the SGW does not handle
   kSgwUnsafeDestination,   // a request would go to a non-loopback address
   kSgwDeleteBearerRequest, // Delete Bearer Request without the session's default EBI as LBI
+  kSgwBearerRequest,       // Create/Update/Delete Bearer Request of a dedicated bearer: LBI, EBI,
+                           // TFT, QoS or APN-AMBR wrong or missing, or a bearer it has not (or has)
+  kSgwRequestTeid,         // Create/Update Bearer Request whose header TEID names no attached session
+  kSgwCommandSequence,     // command-triggered message whose number is no outstanding command's
+  kSgwCommandOutcome,      // a command answered otherwise than the emulated PGWs answer it
+  kSgwUnknownTeidAnswer,   // a request to a TEID the proxy never gave not answered with cause 64
   // Seen by an emulated PGW in a request.
   kPgwSenderFteidNotProxy,  // sender S5/S8-C F-TEID names something else than the proxy
   kPgwSenderFteidInvalid,   // sender F-TEID missing, wrong interface type, TEID 0
@@ -36,7 +42,12 @@ enum class Mismatch : uint8_t {
   kPgwUserPlaneFteid,       // S5/S8-U SGW F-TEID missing or not as the SGW sent it
   kPgwUnknownTeid,          // header TEID names no live session of this PGW
   kPgwBearerContext,        // bearer context / EBI / LBI missing or wrong
-  kPgwUnexpectedMessage,    // a response, or a request the PGW does not handle
+  kPgwUnexpectedMessage,    // a message the PGW does not handle (commands without --commands)
+  kPgwHeaderTeid,           // response header TEID is not the PGW's own for the session
+  kPgwUnmatchedResponse,    // no request of this PGW outstanding with that sequence number
+  kPgwMessageType,          // response type does not answer the request
+  kPgwBearerResponse,       // Create/Update/Delete Bearer Response not accepted, bearer context wrong
+  kPgwCommand,              // Modify Bearer Command without the command bit or for another bearer
   kCount
 };
 inline constexpr std::size_t kMismatchCount = static_cast<std::size_t>(Mismatch::kCount);
@@ -64,10 +75,43 @@ struct MismatchCounters {
   uint64_t operator[](Mismatch m) const noexcept { return by_kind[static_cast<std::size_t>(m)]; }
 };
 
-// The SGW side's transaction kinds.
-enum class Txn : uint8_t { kCreate, kModify, kDelete, kCount };
+// The SGW side's transaction kinds: requests it sends and retransmits until
+// answered. A Modify Bearer Command is answered by a triggered Update Bearer
+// Request or a Modify Bearer Failure Indication (TS 29.274 §7.2.14); an
+// unknown-TEID probe is a Modify Bearer Request to a TEID the proxy never gave.
+enum class Txn : uint8_t { kCreate, kModify, kDelete, kModifyBearerCommand, kUnknownTeid, kCount };
 inline constexpr std::size_t kTxnCount = static_cast<std::size_t>(Txn::kCount);
 std::string_view txnName(Txn t) noexcept;
+
+// The procedures beyond attach, modify and detach, each seen by both sides
+// (--dedicated-bearer, --commands, --unknown-teid).
+enum class Procedure : uint8_t {
+  kCreateBearer,           // PGW-initiated, a dedicated bearer (EBI 6)
+  kUpdateBearer,           // PGW-initiated, of the dedicated bearer
+  kDeleteBearer,           // PGW-initiated, of the dedicated bearer
+  kModifyBearerCommand,    // SGW-initiated (TS 29.274 §7.2.14.1)
+  kTriggeredUpdateBearer,  // the PGW's answer to a command, numbered like it (§7.6)
+  kFailureIndication,      // Modify Bearer Failure Indication, the other answer (§7.2.14.2)
+  kUnknownTeid,            // Modify Bearer Request to a TEID the proxy never gave
+  kCount
+};
+inline constexpr std::size_t kProcedureCount = static_cast<std::size_t>(Procedure::kCount);
+std::string_view procedureName(Procedure p) noexcept;
+
+// One procedure as one side sees it. For a procedure the side starts:
+// requests sent (first copies), answers received and accepted,
+// retransmissions after T3, timeouts. For one it answers: requests received
+// (first copies), answered with acceptance, retransmissions answered again.
+// `mismatches`: messages of the procedure that failed a check (each check
+// also counts in MismatchCounters).
+struct ProcedureCounters {
+  uint64_t started = 0;
+  uint64_t completed = 0;
+  uint64_t retransmissions = 0;
+  uint64_t timeouts = 0;
+  uint64_t mismatches = 0;
+};
+using ProcedureTable = std::array<ProcedureCounters, kProcedureCount>;
 
 // Sessions per PGW as the SGW sees them: the address in the S5/S8-U PGW
 // F-TEID of each accepted Create Session Response (it names the PGW even
@@ -118,7 +162,11 @@ struct SgwStats {
   uint64_t delete_bearer_duplicates = 0;     // retransmissions answered again
   uint64_t transactions_cancelled = 0;       // in flight when their session was deleted
   uint64_t answers_evicted = 0;              // an answer forgotten within the duplicate window
+  uint64_t piggybacked = 0;                  // requests that came on a response (TS 29.274 §5.5.1)
   std::array<uint64_t, 256> delete_bearer_causes{};  // Cause of each request (0: none)
+  // The rows of Txn::kModifyBearerCommand and kUnknownTeid stay empty but for
+  // their mismatches: the transaction counters above hold the rest.
+  ProcedureTable procedures{};
   SplitCounters split;
   std::array<LatencyHistogram, kTxnCount> latency{};
 };
@@ -139,6 +187,12 @@ struct PgwNodeStats {
   uint64_t dup_window_evictions = 0;  // a deleted session's slot reused within 60 s
   uint64_t internal_errors = 0;  // a response that could not be built
   uint64_t sessions_up = 0;
+  // The PGW's own requests (--dedicated-bearer, and the answers to commands).
+  ProcedureTable procedures{};
+  uint64_t duplicate_responses = 0;  // a second answer to a request already answered
+  uint64_t late_responses = 0;       // an answer after the request timed out
+  uint64_t requests_refused = 0;     // not started: every outstanding-request record in use
+  uint64_t piggybacked = 0;          // Create Bearer Requests sent on a Create Session Response
 };
 
 }  // namespace gtpcp::peer

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <numeric>
+#include <sstream>
+#include <utility>
 
 namespace gtpcp::peer {
 
@@ -36,7 +38,73 @@ nlohmann::json byCause(const std::array<uint64_t, 256>& counts) {
   return j;
 }
 
-uint64_t totalTimeouts(const RunReport& r) { return r.sgw ? sum(r.sgw->timeouts) : 0; }
+// The PGWs' procedure counters, all PGWs together.
+ProcedureTable pgwProcedures(const std::vector<PgwNodeStats>& pgws) {
+  ProcedureTable t{};
+  for (const PgwNodeStats& p : pgws) {
+    for (std::size_t i = 0; i < kProcedureCount; ++i) {
+      t[i].started += p.procedures[i].started;
+      t[i].completed += p.procedures[i].completed;
+      t[i].retransmissions += p.procedures[i].retransmissions;
+      t[i].timeouts += p.procedures[i].timeouts;
+      t[i].mismatches += p.procedures[i].mismatches;
+    }
+  }
+  return t;
+}
+
+// The SGWs' procedure counters; those they start are transactions, counted
+// as such.
+ProcedureTable sgwProcedures(const SgwStats& s) {
+  ProcedureTable t = s.procedures;
+  const std::pair<Procedure, Txn> started[] = {
+      {Procedure::kModifyBearerCommand, Txn::kModifyBearerCommand},
+      {Procedure::kUnknownTeid, Txn::kUnknownTeid}};
+  for (const auto& [p, txn] : started) {
+    ProcedureCounters& c = t[static_cast<std::size_t>(p)];
+    const auto i = static_cast<std::size_t>(txn);
+    c.started = s.attempted[i];
+    c.completed = s.completed[i];
+    c.retransmissions = s.retransmissions[i];
+    c.timeouts = s.timeouts[i];
+  }
+  return t;
+}
+
+nlohmann::json proceduresJson(const ProcedureTable& t) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t i = 0; i < kProcedureCount; ++i)
+    j[std::string(procedureName(static_cast<Procedure>(i)))] = {
+        {"started", t[i].started},
+        {"completed", t[i].completed},
+        {"retransmissions", t[i].retransmissions},
+        {"timeouts", t[i].timeouts},
+        {"mismatches", t[i].mismatches}};
+  return j;
+}
+
+void printProcedures(const char* role, const ProcedureTable& t, std::ostream& out) {
+  for (std::size_t i = 0; i < kProcedureCount; ++i) {
+    const ProcedureCounters& c = t[i];
+    if (c.started == 0 && c.mismatches == 0) continue;
+    char line[200];
+    std::snprintf(line, sizeof line, "    %s %-24s %10llu %10llu %8llu %9llu %10llu\n", role,
+                  std::string(procedureName(static_cast<Procedure>(i))).c_str(),
+                  static_cast<unsigned long long>(c.started),
+                  static_cast<unsigned long long>(c.completed),
+                  static_cast<unsigned long long>(c.retransmissions),
+                  static_cast<unsigned long long>(c.timeouts),
+                  static_cast<unsigned long long>(c.mismatches));
+    out << line;
+  }
+}
+
+uint64_t totalTimeouts(const RunReport& r) {
+  uint64_t n = r.sgw ? sum(r.sgw->timeouts) : 0;
+  if (r.pgw)
+    for (const ProcedureCounters& c : pgwProcedures(*r.pgw)) n += c.timeouts;
+  return n;
+}
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -47,7 +115,10 @@ std::string fixed(double v, int digits) {
 }  // namespace
 
 int exitStatusOf(const RunReport& r) noexcept {
-  return (totalTimeouts(r) == 0 && r.mismatches.total == 0 && r.malformed.total == 0) ? 0 : 1;
+  return (totalTimeouts(r) == 0 && r.mismatches.total == 0 && r.malformed.total == 0 &&
+          r.sgw_waiting == 0)
+             ? 0
+             : 1;
 }
 
 nlohmann::json toJson(const RunReport& r) {
@@ -69,7 +140,11 @@ nlohmann::json toJson(const RunReport& r) {
                  {"duration_s", c.duration_s},
                  {"t3_ms", c.options.t3_ms},
                  {"n3", c.options.n3},
-                 {"same_sequence", c.options.same_sequence}};
+                 {"same_sequence", c.options.same_sequence},
+                 {"dedicated_bearer", c.options.dedicated_bearer},
+                 {"piggyback", c.options.piggyback},
+                 {"commands", c.options.commands},
+                 {"unknown_teid", c.options.unknown_teid}};
   j["elapsed_s"] = r.elapsed_s;
   j["window_s"] = r.window_s;
   j["interrupted"] = r.interrupted;
@@ -114,7 +189,8 @@ nlohmann::json toJson(const RunReport& r) {
     j["sessions"] = {{"created", s.sessions_created},
                      {"rejected", s.sessions_rejected},
                      {"deleted", s.sessions_deleted},
-                     {"up_at_end", r.sgw_sessions_up}};
+                     {"up_at_end", r.sgw_sessions_up},
+                     {"waiting_at_end", r.sgw_waiting}};
     j["causes"] = byCause(s.causes);
     json split = json::object();
     for (std::size_t i = 0; i < s.split.size; ++i)
@@ -128,6 +204,7 @@ nlohmann::json toJson(const RunReport& r) {
                               {"delete_bearer_duplicates", s.delete_bearer_duplicates},
                               {"transactions_cancelled", s.transactions_cancelled},
                               {"answers_evicted", s.answers_evicted},
+                              {"piggybacked", s.piggybacked},
                               {"request_causes", byCause(s.delete_bearer_causes)}};
     j["echo_requests_answered_by_sgw"] = s.echo_requests_answered;
     j["internal_errors"] = s.internal_errors;
@@ -138,9 +215,10 @@ nlohmann::json toJson(const RunReport& r) {
       const PgwNodeStats& p = (*r.pgw)[i];
       pgws[addressToString(c.pgw.nodes[i].addr)] = {
           {"requests",
-           {{"create_session", p.requests[0]},
-            {"modify_bearer", p.requests[1]},
-            {"delete_session", p.requests[2]},
+           {{"create_session", p.requests[static_cast<std::size_t>(Txn::kCreate)]},
+            {"modify_bearer", p.requests[static_cast<std::size_t>(Txn::kModify)]},
+            {"delete_session", p.requests[static_cast<std::size_t>(Txn::kDelete)]},
+            {"modify_bearer_command", p.requests[static_cast<std::size_t>(Txn::kModifyBearerCommand)]},
             {"echo", p.echo_requests}}},
           {"sessions_created", p.sessions_created},
           {"sessions_rejected", p.sessions_rejected},
@@ -154,10 +232,19 @@ nlohmann::json toJson(const RunReport& r) {
           {"context_not_found", p.context_not_found},
           {"no_resources", p.no_resources},
           {"dup_window_evictions", p.dup_window_evictions},
+          {"duplicate_responses", p.duplicate_responses},
+          {"late_responses", p.late_responses},
+          {"requests_refused", p.requests_refused},
+          {"piggybacked", p.piggybacked},
           {"internal_errors", p.internal_errors}};
     }
     j["pgw"] = pgws;
+    j["pgw_outstanding_at_end"] = r.pgw_outstanding;
   }
+  json procedures = json::object();
+  if (r.sgw != nullptr) procedures["sgw"] = proceduresJson(sgwProcedures(*r.sgw));
+  if (r.pgw != nullptr) procedures["pgw"] = proceduresJson(pgwProcedures(*r.pgw));
+  j["procedures"] = procedures;
   uint64_t drops = 0;
   json sockets = json::array();
   for (const auto& s : r.sockets) {
@@ -188,10 +275,10 @@ void printSummary(const RunReport& r, std::ostream& out) {
       << " s\n";
   if (r.sgw != nullptr) {
     const SgwStats& s = *r.sgw;
-    out << "  transactions        attempted  completed  retrans  timeouts\n";
+    out << "  transactions              attempted  completed  retrans  timeouts\n";
     for (std::size_t t = 0; t < kTxnCount; ++t) {
       char line[160];
-      std::snprintf(line, sizeof line, "    %-16s %10llu %10llu %8llu %9llu\n",
+      std::snprintf(line, sizeof line, "    %-22s %10llu %10llu %8llu %9llu\n",
                     std::string(txnName(static_cast<Txn>(t))).c_str(),
                     static_cast<unsigned long long>(s.attempted[t]),
                     static_cast<unsigned long long>(s.completed[t]),
@@ -215,7 +302,7 @@ void printSummary(const RunReport& r, std::ostream& out) {
     }
     out << "  sessions            created " << s.sessions_created << ", rejected "
         << s.sessions_rejected << ", deleted " << s.sessions_deleted << ", up at end "
-        << r.sgw_sessions_up << "\n";
+        << r.sgw_sessions_up << ", waiting for the network at end " << r.sgw_waiting << "\n";
     out << "  split by PGW        ";
     for (std::size_t i = 0; i < s.split.size; ++i)
       out << (i ? ", " : "") << addressToString(s.split.addr[i]) << " " << s.split.count[i];
@@ -247,6 +334,16 @@ void printSummary(const RunReport& r, std::ostream& out) {
           << "\n";
     }
   }
+  const ProcedureTable none{};
+  const ProcedureTable sgw_procedures = r.sgw ? sgwProcedures(*r.sgw) : none;
+  const ProcedureTable pgw_procedures = r.pgw ? pgwProcedures(*r.pgw) : none;
+  std::ostringstream rows;
+  printProcedures("sgw", sgw_procedures, rows);
+  printProcedures("pgw", pgw_procedures, rows);
+  if (!rows.str().empty())
+    out << "  procedures" << std::string(24, ' ') << "started  completed  retrans  timeouts "
+           "mismatches\n"
+        << rows.str();
   out << "  mismatches          " << r.mismatches.total;
   for (std::size_t i = 0; i < kMismatchCount; ++i)
     if (r.mismatches.by_kind[i] != 0)

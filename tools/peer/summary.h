@@ -33,6 +33,8 @@ struct RunReport {
   double window_s = 0;        // the measured window
   uint64_t sgw_sessions_up = 0;   // at the end, as the SGWs see them
   uint64_t outstanding = 0;       // requests still unanswered at the end
+  uint64_t sgw_waiting = 0;       // subscribers still waiting for the network at the end
+  uint64_t pgw_outstanding = 0;   // the PGWs' own requests still unanswered at the end
   uint64_t schedule_lagged = 0;   // tokens the emulator itself could not issue in time
   uint64_t send_full = 0;         // datagrams refused by a full socket buffer
   uint64_t send_errors = 0;
@@ -42,8 +44,9 @@ struct RunReport {
   int exit_status = 0;
 };
 
-// 0 when nothing went wrong (no timeout, mismatch or malformed datagram;
-// expected rejections are fine), else 1.
+// 0 when nothing went wrong (no timeout, mismatch or malformed datagram, no
+// subscriber left waiting for the network; expected rejections are fine),
+// else 1.
 int exitStatusOf(const RunReport& r) noexcept;
 
 nlohmann::json toJson(const RunReport& r);
