@@ -18,8 +18,10 @@ Channel::Channel(ring::Consumer& ring, RedisClient& redis, const KeyNames& keys,
 void Channel::completed(void* self, const RedisResult& result) noexcept {
   auto* c = static_cast<Channel*>(self);
   --c->outstanding_;
-  // EXEC answers an array when the transaction ran; nil when it was aborted.
-  const bool ok = result.error == RedisErrc::kOk && result.reply != nullptr && result.reply->type == REDIS_REPLY_ARRAY;
+  // EXEC answers an array when the transaction ran, nil when it was aborted;
+  // a lone HSET answers an integer.
+  const bool ok = result.error == RedisErrc::kOk && result.reply != nullptr &&
+                  (result.reply->type == REDIS_REPLY_ARRAY || result.reply->type == REDIS_REPLY_INTEGER);
   if (ok) {
     c->counters_.sessions_written.add();
   } else {

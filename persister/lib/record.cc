@@ -220,16 +220,19 @@ bool Batch::add(std::span<const uint8_t> record, uint16_t partition) {
   const worker::ChangeHeader& h = *view.header;
   Pending& p = sessions_[SessionKey{partition, h.session_teid}];
   p.imsi.assign(h.core.imsi, std::min<std::size_t>(h.core.imsi_length, sizeof h.core.imsi));
+  p.core = h.core;
+  p.wall_ns = h.wall_ns;
   if (h.kind == static_cast<uint16_t>(worker::ChangeKind::kDelete)) {
     p.deleted = true;
+    p.index = false;
     p.set.clear();
     p.removed.clear();
     return true;
   }
   p.deleted = false;
-  p.set["core"] = coreRecord(h.core, h.session_teid, partition, h.wall_ns).SerializeAsString();
-  bool ok = true;
-  ok &= view.forEach([&](Attribute a, uint8_t ebi, std::span<const uint8_t> value) {
+  // The index changes only when the session comes: its IMSI never changes.
+  p.index |= h.core.state == static_cast<uint8_t>(worker::SessionState::kCreating);
+  return view.forEach([&](Attribute a, uint8_t ebi, std::span<const uint8_t> value) {
     if (a == Attribute::kBearerRemoved) {
       for (const char side : {'a', 'g'}) {
         std::string field = "b" + std::to_string(ebi) + side;
@@ -238,15 +241,10 @@ bool Batch::add(std::span<const uint8_t> record, uint16_t partition) {
       }
       return;
     }
-    proto::SessionRecord partial;
-    const std::string field = fieldOf(a, ebi);
-    if (field.empty() || !partialRecord(a, ebi, value, h.core.default_ebi, partial)) {
-      ok = false;
-      return;
-    }
-    p.set[field] = partial.SerializeAsString();
+    std::string field = fieldOf(a, ebi);
+    if (field.empty()) return;
+    p.set[std::move(field)] = Raw{a, ebi, std::string(reinterpret_cast<const char*>(value.data()), value.size())};
   });
-  return ok;
 }
 
 void Batch::appendCommands(const SessionKey& key, const Pending& p, std::vector<Command>& out) const {
@@ -262,15 +260,17 @@ void Batch::appendCommands(const SessionKey& key, const Pending& p, std::vector<
     hdel.insert(hdel.end(), p.removed.begin(), p.removed.end());
     out.push_back(std::move(hdel));
   }
-  if (!p.set.empty()) {
-    Command hset{"HSET", session};
-    for (const auto& [field, value] : p.set) {
-      hset.push_back(field);
-      hset.push_back(value);
-    }
-    out.push_back(std::move(hset));
+  Command hset{"HSET", session, "core", coreRecord(p.core, key.teid, key.partition, p.wall_ns).SerializeAsString()};
+  for (const auto& [field, raw] : p.set) {
+    proto::SessionRecord partial;
+    const auto* v = reinterpret_cast<const uint8_t*>(raw.value.data());
+    // A value that does not decode is not written: the peer's IE was malformed.
+    if (!partialRecord(raw.attribute, raw.ebi, {v, raw.value.size()}, p.core.default_ebi, partial)) continue;
+    hset.push_back(field);
+    hset.push_back(partial.SerializeAsString());
   }
-  if (!index.empty()) out.push_back(Command{"SADD", index, session});
+  out.push_back(std::move(hset));
+  if (p.index && !index.empty()) out.push_back(Command{"SADD", index, session});
 }
 
 bool assemble(const std::map<std::string, std::string>& fields, proto::SessionRecord& out) {

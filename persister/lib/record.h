@@ -61,16 +61,19 @@ class Batch {
   bool empty() const { return sessions_.empty(); }
   std::size_t sessions() const { return sessions_.size(); }
   // Per session, the commands that apply the batch to it, its record and its
-  // index together: MULTI, the writes, EXEC. f(session key, commands); all
+  // index together: MULTI, the writes, EXEC, or the one write alone (a
+  // modification: one HSET, atomic by itself). f(session key, commands); all
   // of one session's keys share the slot of their partition.
   template <class F>
   void forEachSession(F&& f) const {
     std::vector<Command> commands;
     for (const auto& [key, s] : sessions_) {
       commands.clear();
-      commands.push_back(Command{"MULTI"});
       appendCommands(key, s, commands);
-      commands.push_back(Command{"EXEC"});
+      if (commands.size() > 1) {
+        commands.insert(commands.begin(), Command{"MULTI"});
+        commands.push_back(Command{"EXEC"});
+      }
       f(keys_.session(key.partition, key.teid), commands);
     }
   }
@@ -82,11 +85,22 @@ class Batch {
     uint32_t teid;
     friend auto operator<=>(const SessionKey&, const SessionKey&) = default;
   };
+  // An attribute's last value in the batch, decoded when the commands are built.
+  struct Raw {
+    worker::Attribute attribute;
+    uint8_t ebi;
+    std::string value;
+  };
+  // What the batch does to one session: the last state of each field, kept
+  // raw, so that a field written several times is encoded once.
   struct Pending {
     bool deleted = false;
-    std::string imsi;                          // for the index
-    std::map<std::string, std::string> set;    // field -> serialised partial SessionRecord
-    std::vector<std::string> removed;          // fields to delete
+    bool index = false;                  // the IMSI index needs the session (it was created)
+    std::string imsi;
+    worker::SessionShm core{};           // the slot's last snapshot
+    uint64_t wall_ns = 0;
+    std::map<std::string, Raw> set;      // field -> attribute
+    std::vector<std::string> removed;    // fields to delete
   };
   void appendCommands(const SessionKey& key, const Pending& p, std::vector<Command>& out) const;
 

@@ -67,7 +67,7 @@ def cpu_ns(pid):
 
 
 class Group:
-    def __init__(self, bin_dir, workers, work, routing=None, cpu=None):
+    def __init__(self, bin_dir, workers, work, routing=None, cpu=None, storage="  mode: off\n"):
         self.bin = bin_dir
         self.dir = work
         self.config = os.path.join(work, "gtpcp.yaml")
@@ -78,8 +78,8 @@ class Group:
             f.write(f"group: bench{os.getpid()}\nrun_dir: {work}/run\nworkers: {workers}\n"
                     f"routing: routing.yaml\nlog:\n  level: warn\ngtpc:\n  access:\n    ipv4: {PROXY}\n"
                     "rings:\n  priority_slots: 65536\n  new_slots: 16384\n"
-                    # The data path alone; persistence is measured on its own.
-                    "storage:\n  mode: off\n")
+                    # The data path alone unless asked: persistence is measured on its own.
+                    "storage:\n" + storage)
             if cpu is not None:
                 f.write(f"cpu:\n  forwarder: {cpu}\n  workers: [{', '.join([str(cpu)] * workers)}]\n")
 
@@ -93,7 +93,10 @@ class Group:
             raise RuntimeError("gtpcp start failed:\n" + r.stdout + r.stderr)
         startup = r.stdout.strip().splitlines()[-1]
         status = json.loads(self.gtpcp("status", "--json").stdout)
-        self.pids = [p["pid"] for p in status["processes"] if p["pid"]]
+        # The proxy's own processes; the embedded redis-server is counted apart.
+        self.pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] != "redis"]
+        self.redis_pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] == "redis"]
+        self.persister_pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] == "persister"]
         return startup
 
     def cpu_ns(self):
@@ -144,6 +147,8 @@ def run_peer(bin_dir, rate, duration, subscribers, relay, work, target, direct=F
 
     direct: the SGW sends straight to the PGW, no process between."""
     out = os.path.join(work, "peer.json")
+    if os.path.exists(out):
+        os.remove(out)  # a failed run must not leave the previous run's figures to be read
     args = [os.path.join(bin_dir, "gtpcp-peer"), "--proxy", PGW if direct else PROXY, "--sgw", ",".join(SGWS), "--pgw", PGW,
             "--mode", "modify-only", "--subscribers", str(subscribers), "--rate", str(rate),
             "--setup-rate", "5000", "--duration", str(duration), "--t3-ms", "1000", "--n3", "1",
@@ -164,6 +169,83 @@ def run_peer(bin_dir, rate, duration, subscribers, relay, work, target, direct=F
     with open(out) as f:
         summary = json.load(f)
     return summary, after - before
+
+
+class Pids:
+    """CPU of a set of processes, for run_peer()."""
+    def __init__(self, pids):
+        self.pids = pids
+
+    def cpu_ns(self):
+        return sum(cpu_ns(p) for p in self.pids)
+
+
+def redis_calls(port):
+    """Commands a redis-server has executed (INFO commandstats, summed)."""
+    r = subprocess.run(["redis-cli", "-p", str(port), "INFO", "commandstats"], capture_output=True, text=True,
+                       timeout=10)
+    total = 0
+    for line in r.stdout.splitlines():
+        if line.startswith("cmdstat_") and "calls=" in line:
+            total += int(line.split("calls=")[1].split(",")[0])
+    return total
+
+
+def persistence(bin_dir, work, rate, duration, subscribers):
+    """CPU per Modify Bearer with storage off and with async persistence to
+    the embedded Redis, at one rate, in one run each."""
+    out = {}
+    for name, storage in [("off", "  mode: off\n"), ("async", "  mode: embedded\n  embedded_port: 16399\n")]:
+        pwork = os.path.join(work, "persist-" + name)
+        os.makedirs(pwork, exist_ok=True)
+        group = Group(bin_dir, 1, pwork, storage=storage)
+        log(f"  persistence {name}: " + group.start())
+        try:
+            # forwarder + worker alone; the persister and redis-server apart.
+            group.pids = [p for p in group.pids if p not in group.persister_pids]
+            setup = calibrate(bin_dir, group, subscribers, False, pwork)
+            calls0 = redis_calls(16399) if name == "async" else 0
+            lags = []
+            stop_sampling = [False]
+
+            def sample():
+                # The persister's lag, as gtpcp status reports it, every 100 ms.
+                while not stop_sampling[0]:
+                    st = json.loads(group.gtpcp("status", "--json").stdout)
+                    for p in st["processes"]:
+                        if p["name"] == "persister" and "counters" in p:
+                            lags.append(p["counters"].get("persister.lag_ms", 0))
+                    time.sleep(0.1)
+            import threading
+            sampler = threading.Thread(target=sample)
+            if name == "async":
+                sampler.start()
+            redis_before = Pids(group.redis_pids).cpu_ns()
+            persister_before = Pids(group.persister_pids).cpu_ns()
+            summary, per_txn = measure(bin_dir, group, rate, duration, subscribers, False, pwork, setup)
+            stop_sampling[0] = True
+            if name == "async":
+                sampler.join()
+            n = modifies(summary)
+            entry = {"cpu_us_per_txn": per_txn, "transactions": n, "timeouts": summary["timeouts"]}
+            if name == "async":
+                entry["redis_cpu_us_per_txn"] = (Pids(group.redis_pids).cpu_ns() - redis_before) / n / 1000
+                entry["persister_cpu_us_per_txn"] = (Pids(group.persister_pids).cpu_ns() - persister_before) / n / 1000
+                entry["redis_commands_per_txn"] = (redis_calls(16399) - calls0) / n
+                lags.sort()
+                entry["lag_ms_p99"] = lags[int(len(lags) * 0.99)] if lags else None
+            out[name] = entry
+        finally:
+            group.stop()
+    off, on = out["off"], out["async"]
+    log(f"    storage off:    forwarder + worker {off['cpu_us_per_txn']:.2f} us per Modify Bearer")
+    log(f"    async to Redis: forwarder + worker {on['cpu_us_per_txn']:.2f} us (ratio "
+        f"{on['cpu_us_per_txn'] / off['cpu_us_per_txn']:.2f}), persister {on['persister_cpu_us_per_txn']:.2f} us, "
+        f"redis-server {on['redis_cpu_us_per_txn']:.2f} us per Modify Bearer (these two with the run's "
+        f"{subscribers} attaches and detaches)")
+    log(f"    {on['redis_commands_per_txn']:.2f} Redis commands per Modify Bearer (attaches and detaches included); "
+        f"persister lag p99 {on['lag_ms_p99']} ms; timeouts {off['timeouts']} / {on['timeouts']}")
+    return out
 
 
 def overload(bin_dir, work, top, duration):
@@ -330,6 +412,7 @@ def main():
     ap.add_argument("--budget", type=float, default=240, help="seconds for the whole search")
     ap.add_argument("--no-codec", action="store_true")
     ap.add_argument("--no-overload", action="store_true")
+    ap.add_argument("--no-persistence", action="store_true")
     args = ap.parse_args()
     rates = [int(r) for r in args.rates.split(",")]
     work = tempfile.mkdtemp(prefix="gtpcp-bench-")
@@ -385,6 +468,10 @@ def main():
         if not args.no_overload:
             log("")
             result["overload"] = overload(args.bin, work, top, args.duration * 2)
+        if not args.no_persistence:
+            log("")
+            result["persistence"] = persistence(args.bin, work, max(1000, top // 2), args.duration * 2,
+                                                args.subscribers)
         with open(os.path.join(ROOT, "build", "bench-datapath.json"), "w") as f:
             json.dump(result, f, indent=2)
     finally:

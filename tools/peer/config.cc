@@ -208,7 +208,10 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     out.duration_s = out.sgw_role ? 10 : 0;
   } else {
     out.duration_s = o.duration;
-    if (out.sgw_role && o.duration == 0) error("--duration", "must be > 0 with --sgw");
+    // Modify-only with no window: attach and detach alone (the benchmark's
+    // calibration of what they cost).
+    if (out.sgw_role && o.duration == 0 && out.mode != RunMode::kModifyOnly)
+      error("--duration", "must be > 0 with --sgw (0 only with --mode modify-only)");
     if (o.duration > 7 * 86400) error("--duration", "at most a week");
   }
   if (o.t3_ms == 0 || o.t3_ms > 600'000) error("--t3-ms", "must be between 1 and 600000");

@@ -88,6 +88,12 @@ bool ChangeWriter::upsert(const SessionShm& session, uint32_t session_teid, uint
   return true;
 }
 
+bool ChangeWriter::carriesAttributes(const Message& m, Leg from) noexcept {
+  for (const Ie& ie : m.topLevel())
+    if (ie.instance() == 0 && attributeOf(ie.ieType(), from) != Attribute{}) return true;
+  return false;
+}
+
 bool ChangeWriter::removeBearers(const SessionShm& session, uint32_t session_teid, uint16_t partition,
                                  uint64_t wall_ns, uint16_t ebis) noexcept {
   auto out = begin(sink_, ChangeKind::kUpsert, partition, session_teid, wall_ns, &session);

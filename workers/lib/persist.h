@@ -90,6 +90,8 @@ class ChangeWriter {
                      uint16_t ebis) noexcept;
   // The session is gone; `session` is its last state (the persister needs
   // its IMSI for the index).
+  // Whether `m` (from `from`) carries an attribute the record keeps.
+  static bool carriesAttributes(const gtp::v2::Message& m, Leg from) noexcept;
   bool erase(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns) noexcept;
 
  private:

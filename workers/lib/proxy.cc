@@ -601,7 +601,10 @@ void Proxy::relayResponse(Context& c, TransactionShm& t, SessionShm* session) no
     const uint16_t before = session->ebis;
     trackBearers(t.message_type, *session, c.message);
     if (from == Leg::kGateway) noteCsids(*session, c.message);
-    persist(*session, &c.message, from);
+    // An answer that changes nothing the record keeps (a Modify Bearer
+    // Response with a Cause alone) is not a change: the request was written.
+    if (session->ebis != before || ChangeWriter::carriesAttributes(c.message, from))
+      persist(*session, &c.message, from);
     if (const uint16_t removed = before & ~session->ebis; removed != 0 && changes_) {
       if (!changes_->removeBearers(*session, sessions_.teid(*session, Leg::kAccess), sessions_.partitionOf(*session),
                                    now_wall_ns_, removed))
