@@ -3,7 +3,11 @@
 // back directly (never through the proxy's counters): every session the
 // proxy holds is a record there, with its index, and none is left once the
 // subscribers detached; a persister killed under load loses no change.
+#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -123,6 +127,26 @@ class PersistenceTest : public DataPathTest {
     Decoded d = decode(r->bytes);
     return d.ok && d.recovery ? *d.recovery : -1;
   }
+  // An emulated PGW on `address`, once its GTP-C socket is bound: creations
+  // sent before that would be lost and fail over to no other gateway.
+  std::unique_ptr<testing::PeerRun> startPgw(const std::string& address, int subscribers) {
+    auto pgw = std::make_unique<testing::PeerRun>(
+        std::vector<std::string>{"--pgw", address, "--proxy", proxy(), "--subscribers", std::to_string(subscribers),
+                                 "--duration", "60"},
+        group_->dir().path(), "pgw");
+    EXPECT_TRUE(testing::waitUntil([&] { return udpPortTaken(address, 2123); }, 5s, 10ms)) << "the PGW never bound";
+    return pgw;
+  }
+  static bool udpPortTaken(const std::string& address, uint16_t port) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+    const bool taken = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno == EADDRINUSE;
+    ::close(fd);
+    return taken;
+  }
   uint16_t port_ = 0;
 };
 
@@ -131,9 +155,7 @@ TEST_F(PersistenceTest, EverySessionIsARecordWithItsIndexAndNoneIsLeftAfterTheDe
   ASSERT_FALSE(HasFailure());
   constexpr int kSubscribers = 300;
   const std::string dir = g.dir().path();
-  testing::PeerRun pgw({"--pgw", ip(21), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers),
-                        "--duration", "60"},
-                       dir, "pgw");
+  auto pgw = startPgw(ip(21), kSubscribers);
   testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers), "--mode",
                         "hold", "--setup-rate", "2000", "--duration", "60", "--t3-ms", "1000"},
                        dir, "sgw");
@@ -205,9 +227,7 @@ TEST_F(PersistenceTest, APersisterKilledUnderLoadLosesNoChange) {
   ASSERT_FALSE(HasFailure());
   constexpr int kSubscribers = 2000;
   const std::string dir = g.dir().path();
-  testing::PeerRun pgw({"--pgw", ip(21), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers),
-                        "--duration", "60"},
-                       dir, "pgw");
+  auto pgw = startPgw(ip(21), kSubscribers);
   testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers), "--mode",
                         "hold", "--setup-rate", "1000", "--duration", "60", "--t3-ms", "1000"},
                        dir, "sgw");
@@ -241,8 +261,7 @@ TEST_F(PersistenceTest, TheGroupsRecoveryChangesOnlyWhenItsStoredSessionsAreGone
   // Fresh storage: gtpc.recovery (1) + 1.
   EXPECT_EQ(echoRecovery(), 2);
   {
-    testing::PeerRun pgw({"--pgw", ip(21), "--proxy", proxy(), "--subscribers", "50", "--duration", "30"},
-                         g.dir().path(), "pgw");
+    auto pgw = startPgw(ip(21), 50);
     testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", "50", "--mode", "hold",
                           "--setup-rate", "500", "--duration", "30"},
                          g.dir().path(), "sgw");
