@@ -117,6 +117,8 @@ std::string KeyNames::imsi(uint16_t partition, std::string_view imsi) const {
   return "gtpcp:" + group_ + ":{" + tag(partition) + "}:imsi:" + std::string(imsi);
 }
 
+std::string KeyNames::teids(uint16_t partition) const { return "gtpcp:" + group_ + ":{" + tag(partition) + "}:teids"; }
+
 bool partialRecord(Attribute attribute, uint8_t ebi, std::span<const uint8_t> value, uint8_t default_ebi,
                    proto::SessionRecord& out) {
   switch (attribute) {
@@ -253,6 +255,7 @@ void Batch::appendCommands(const SessionKey& key, const Pending& p, std::vector<
   if (p.deleted) {
     out.push_back(Command{"DEL", session});
     if (!index.empty()) out.push_back(Command{"SREM", index, session});
+    out.push_back(Command{"SREM", keys_.teids(key.partition), hexTeid(key.teid)});
     return;
   }
   if (!p.removed.empty()) {
@@ -270,7 +273,10 @@ void Batch::appendCommands(const SessionKey& key, const Pending& p, std::vector<
     hset.push_back(partial.SerializeAsString());
   }
   out.push_back(std::move(hset));
-  if (p.index && !index.empty()) out.push_back(Command{"SADD", index, session});
+  if (p.index) {
+    if (!index.empty()) out.push_back(Command{"SADD", index, session});
+    out.push_back(Command{"SADD", keys_.teids(key.partition), hexTeid(key.teid)});
+  }
 }
 
 bool assemble(const std::map<std::string, std::string>& fields, proto::SessionRecord& out) {

@@ -10,6 +10,9 @@
 // and an index of the subscriber's sessions, in the same slot (a session's
 // partition is its IMSI's):
 //     gtpcp:<group>:{<group>.<partition>}:imsi:<IMSI>   a set of session keys
+// and the partition's stored TEIDs, which a worker starting with an empty
+// session table reserves before it allocates any:
+//     gtpcp:<group>:{<group>.<partition>}:teids         a set of access TEIDs (8 hex digits)
 // Each hash field holds a SessionRecord with only the attributes that field
 // owns, written by whichever message carried them last: "core" (the proxy's
 // own state), one field per subscriber or location attribute, and per bearer
@@ -39,6 +42,9 @@ class KeyNames {
   explicit KeyNames(std::string group) : group_(std::move(group)) {}
   std::string session(uint16_t partition, uint32_t access_teid) const;
   std::string imsi(uint16_t partition, std::string_view imsi) const;
+  // The access TEIDs (8 hex digits) of the partition's stored sessions: what
+  // a worker starting without them must not allocate (workers/lib/restore.h).
+  std::string teids(uint16_t partition) const;
   // The hash tag alone (what a Cluster slot is computed from).
   std::string tag(uint16_t partition) const;
 

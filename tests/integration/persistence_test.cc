@@ -189,6 +189,10 @@ TEST_F(PersistenceTest, EverySessionIsARecordWithItsIndexAndNoneIsLeftAfterTheDe
     const std::string index = "gtpcp:" + g.group() + ":{" + g.group() + "." +
                               std::to_string(rec.proxy().partition()) + "}:imsi:" + rec.imsi();
     EXPECT_EQ(redis.members(index), std::set<std::string>{key});
+    // And among its partition's stored TEIDs, which a cold start reserves.
+    const std::string teids =
+        "gtpcp:" + g.group() + ":{" + g.group() + "." + std::to_string(rec.proxy().partition()) + "}:teids";
+    EXPECT_TRUE(redis.members(teids).contains(key.substr(key.size() - 8))) << key;
   }
   EXPECT_EQ(imsis.size(), static_cast<std::size_t>(kSubscribers));
 
@@ -220,6 +224,9 @@ TEST_F(PersistenceTest, EverySessionIsARecordWithItsIndexAndNoneIsLeftAfterTheDe
   ASSERT_TRUE(settledWith(kSubscribers)) << records().size() << " records";
   for (const auto& [key, rec] : records()) EXPECT_FALSE(rec.imsi().starts_with("00101900")) << key;
   EXPECT_TRUE(redis.keys("gtpcp:" + g.group() + ":*:imsi:00101900*").empty()) << "their index entries went too";
+  std::size_t stored_teids = 0;
+  for (const std::string& key : redis.keys("gtpcp:" + g.group() + ":*:teids")) stored_teids += redis.members(key).size();
+  EXPECT_EQ(stored_teids, static_cast<std::size_t>(kSubscribers)) << "and their TEIDs";
 }
 
 TEST_F(PersistenceTest, APersisterKilledUnderLoadLosesNoChange) {

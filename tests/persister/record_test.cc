@@ -186,10 +186,11 @@ TEST(Batch, ASessionsChangesBecomeOneWriteAndReadBackAsOneRecord) {
   batch.forEachSession([&](const std::string& key, const std::vector<Command>& commands) {
     ++partitions;
     EXPECT_EQ(key, keys.session(kPartition, kTeid));
-    // MULTI, one HSET for both changes, the index, EXEC.
-    ASSERT_EQ(commands.size(), 4u);
+    // MULTI, one HSET for both changes, the two indexes, EXEC.
+    ASSERT_EQ(commands.size(), 5u);
     EXPECT_EQ(commands[1][0], "HSET");
     EXPECT_EQ(commands[2], (Command{"SADD", keys.imsi(kPartition, "001010000000042"), keys.session(kPartition, kTeid)}));
+    EXPECT_EQ(commands[3], (Command{"SADD", keys.teids(kPartition), "13400001"}));
     redis.apply(commands);
   });
   EXPECT_EQ(partitions, 1);
@@ -244,7 +245,7 @@ TEST(Batch, ASessionsChangesBecomeOneWriteAndReadBackAsOneRecord) {
   batch.add(sink.records[0], kPartition);
   redis.apply(batch);
   EXPECT_TRUE(redis.hashes.empty());
-  EXPECT_TRUE(redis.sets.empty()) << "the index goes with its last session";
+  EXPECT_TRUE(redis.sets.empty()) << "the indexes go with their last session";
 }
 
 TEST(Batch, ADeletionInTheSameBatchLeavesOnlyTheDeletion) {
@@ -261,9 +262,10 @@ TEST(Batch, ADeletionInTheSameBatchLeavesOnlyTheDeletion) {
   Batch batch(keys);
   for (const auto& r : sink.records) batch.add(r, kPartition);
   batch.forEachSession([&](const std::string&, const std::vector<Command>& commands) {
-    ASSERT_EQ(commands.size(), 4u);
+    ASSERT_EQ(commands.size(), 5u);
     EXPECT_EQ(commands[1][0], "DEL");
     EXPECT_EQ(commands[2][0], "SREM");
+    EXPECT_EQ(commands[3], (Command{"SREM", keys.teids(kPartition), "13400001"}));
   });
 }
 
