@@ -1,11 +1,13 @@
 // The emulator's options as makeRunConfig() checks them, for what depends on
 // address families: nodes and the proxy of either family, one proxy address
 // per family, and each node paired with the proxy's address of its own; and
-// the procedures beyond attach, modify and detach, with what each needs.
+// the procedures beyond attach, modify and detach, with what each needs;
+// a failover's addresses.
 #include "tools/peer/config.h"
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -182,6 +184,57 @@ TEST(Config, MoreProceduresWithWhatEachNeeds) {
   bad.sgw = {};
   bad.unknown_teid = 0;
   EXPECT_EQ(problems(bad, c), "");
+}
+
+
+// --failover-to: one address per family, given to the nodes of that family
+// for their checks; the proxy's configured addresses are the ones to move.
+TEST(Config, FailoverAddressPerFamily) {
+  PeerOptions o = ipv6Options();
+  RunConfig c;
+  ASSERT_EQ(problems(o, c), "");
+  EXPECT_FALSE(c.failover.enabled());
+  EXPECT_FALSE(c.sgw.nodes[0].failover);
+  EXPECT_FALSE(c.pgw.nodes[0].failover_gateway);
+
+  o.proxy = {"127.77.7.1", "fd00:77::1"};
+  o.proxy_gateway = {"127.77.7.3"};
+  o.sgw = {"127.77.7.11", "fd00:77::11"};
+  o.pgw = {"127.77.7.21"};
+  o.failover_to = {"127.77.7.2", "fd00:77::2"};
+  o.failover_after = 2.5;
+  ASSERT_EQ(problems(o, c), "");
+  EXPECT_TRUE(c.failover.enabled());
+  EXPECT_EQ(c.failover.to_v4, std::optional<IpAddress>(address("127.77.7.2")));
+  EXPECT_EQ(c.failover.to_v6, std::optional<IpAddress>(address("fd00:77::2")));
+  EXPECT_DOUBLE_EQ(c.failover.after_s, 2.5);
+  EXPECT_EQ(c.failover.proxy.size(), 3u);  // both sides
+  EXPECT_EQ(c.sgw.nodes[0].failover, c.failover.to_v4);
+  EXPECT_EQ(c.sgw.nodes[1].failover, c.failover.to_v6);
+  EXPECT_EQ(c.pgw.nodes[0].failover_gateway, c.failover.to_v4);
+}
+
+TEST(Config, EveryFailoverProblemIsNamed) {
+  auto with = [](std::vector<std::string> to, double after = -1) {
+    PeerOptions o;
+    o.proxy = {"127.77.7.1"};
+    o.sgw = {"127.77.7.11"};
+    o.pgw = {"127.77.7.21"};
+    o.failover_to = std::move(to);
+    o.failover_after = after;
+    RunConfig c;
+    return problems(o, c);
+  };
+  EXPECT_EQ(with({"127.77.7.2"}), "");
+  EXPECT_EQ(with({"127.77.7.2"}, 0), "");
+  EXPECT_NE(with({"127.77.7.2", "127.77.7.4"}).find("one IPv4 address at most"), std::string::npos);
+  EXPECT_NE(with({"::1"}).find("has no IPv6 address"), std::string::npos);
+  EXPECT_NE(with({"10.1.1.1"}).find("not a loopback address"), std::string::npos);
+  EXPECT_NE(with({"127.77.7.1"}).find("the proxy's own address"), std::string::npos);
+  EXPECT_NE(with({"127.77.7.21"}).find("an emulated node's address"), std::string::npos);
+  EXPECT_NE(with({"127.77.7.2:2124"}).find("no port"), std::string::npos);
+  EXPECT_NE(with({}, 1).find("--failover-after: needs --failover-to"), std::string::npos);
+  EXPECT_NE(with({"127.77.7.2"}, 8 * 86400).find("at most a week"), std::string::npos);
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ class Harness {
       : at_(at) {
     SgwConfig s;
     for (uint32_t k = 0; k < sgws; ++k)
-      s.nodes.push_back(SgwNodeConfig{plus(at.sgw0, k), k, Endpoint{at.access, kGtpcPort}});
+      s.nodes.push_back(SgwNodeConfig{plus(at.sgw0, k), k, Endpoint{at.access, kGtpcPort}, {}});
     s.relay = sgw_relay_mode;
     s.ids = ids(subscribers);
     s.modifies = 2;

@@ -210,7 +210,7 @@ TEST_F(MessagesTest, BuildingIsDeterministic) {
 }
 
 TEST_F(MessagesTest, PgwChecksOnCreateSessionRequest) {
-  PgwCheckContext ctx{false, kProxy, &ids_};
+  PgwCheckContext ctx{false, kProxy, &ids_, {}};
   // As the proxy would forward it: sender F-TEID rewritten to the proxy.
   CreateSessionRequestView v;
   {
@@ -225,7 +225,7 @@ TEST_F(MessagesTest, PgwChecksOnCreateSessionRequest) {
   // Not rewritten: names the SGW.
   EXPECT_TRUE(checkCreateSessionRequest(v, ctx).has(Mismatch::kPgwSenderFteidNotProxy));
   // ... which is right through a bare relay.
-  EXPECT_TRUE(checkCreateSessionRequest(v, PgwCheckContext{true, kProxy, &ids_}).empty());
+  EXPECT_TRUE(checkCreateSessionRequest(v, PgwCheckContext{true, kProxy, &ids_, {}}).empty());
 
   auto bad = proxied;
   bad.sender->teid = 0;
@@ -353,7 +353,7 @@ TEST_F(MessagesTest, ModifyBearerRoundTrip) {
   EXPECT_NE(msg_.find(gtp::v2::IeType::kRatType), nullptr);
   auto v = viewModifyBearerRequest(msg_);
   ASSERT_TRUE(v);
-  PgwCheckContext ctx{false, kProxy, &ids_};
+  PgwCheckContext ctx{false, kProxy, &ids_, {}};
   EXPECT_TRUE(checkModifyBearerRequest(*v, ctx, 1010000000004, kDefaultEbi).empty());
   EXPECT_TRUE(checkModifyBearerRequest(*v, ctx, 1010000000005, kDefaultEbi)
                   .has(Mismatch::kPgwUserPlaneFteid));
@@ -417,7 +417,7 @@ TEST_F(MessagesTest, Ipv6SgwNamesItsIpv6AddressInItsFTeids) {
   EXPECT_FALSE(mv->sgw_u->ipv4);
   // The PGW of a mixed run: the proxy's gateway side is IPv4, the SGW's user
   // plane IPv6.
-  const PgwCheckContext mixed{false, kProxy, &ids_};
+  const PgwCheckContext mixed{false, kProxy, &ids_, {}};
   EXPECT_TRUE(checkModifyBearerRequest(*mv, mixed, 1010000000004, kDefaultEbi).empty());
 }
 
@@ -426,7 +426,7 @@ TEST_F(MessagesTest, PgwWantsTheProxysGatewayAddressInTheFamilyOfItsLeg) {
   const CreateSessionRequestView v = *viewCreateSessionRequest(msg_);
   // Mixed: an IPv6 SGW, the proxy's gateway side IPv4. The proxy writes the
   // sender F-TEID anew in the PGW's family; the user plane stays IPv6.
-  const PgwCheckContext mixed{false, kProxy, &ids_};
+  const PgwCheckContext mixed{false, kProxy, &ids_, {}};
   auto proxied = v;
   proxied.sender = makeFTeid(kIfS5S8SgwGtpC, 0x5555, kProxy);
   EXPECT_TRUE(checkCreateSessionRequest(proxied, mixed).empty());
@@ -449,7 +449,7 @@ TEST_F(MessagesTest, PgwWantsTheProxysGatewayAddressInTheFamilyOfItsLeg) {
   EXPECT_TRUE(checkCreateSessionRequest(bad, mixed).has(Mismatch::kPgwUserPlaneFteid));
 
   // IPv6 on both legs.
-  const PgwCheckContext v6{false, kProxy6, &ids_};
+  const PgwCheckContext v6{false, kProxy6, &ids_, {}};
   proxied.sender = makeFTeid(kIfS5S8SgwGtpC, 0x5555, kProxy6);
   EXPECT_TRUE(checkCreateSessionRequest(proxied, v6).empty());
   bad = proxied;

@@ -140,6 +140,42 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     else
       proxy_gateway.of(a) = a;
   }
+  // A failover of the proxy group: the new instance's address per family,
+  // where datagrams for the proxy's addresses of that family go after the
+  // switch (at the same port).
+  PerFamily<IpAddress> failover;
+  for (const auto& text : o.failover_to) {
+    IpAddress a;
+    if (!parseAddress(text, a))
+      error("--failover-to", "'" + text + "' is not an IPv4 or IPv6 address (no port: it stays)");
+    else if (!isLoopback(a) && !o.allow_non_loopback)
+      error("--failover-to", text + " is not a loopback address (use --allow-non-loopback)");
+    else if (failover.of(a))
+      error("--failover-to", std::string("one ") + familyName(a) + " address at most, not " +
+                                 addressToString(*failover.of(a)) + " and " + text);
+    else if (!proxy.of(a) && !proxy_gateway.of(a))
+      error("--failover-to", text + " is " + familyName(a) + " and the proxy (--proxy, " +
+                                 "--proxy-gateway) has no " + familyName(a) + " address to move");
+    else if ((proxy.of(a) && proxy.of(a)->addr == a) || proxy_gateway.of(a) == a)
+      error("--failover-to", text + " is the proxy's own address");
+    else if (indexOf(sgws, a) >= 0 || indexOf(pgws, a) >= 0)
+      error("--failover-to", text + " is an emulated node's address");
+    else
+      failover.of(a) = a;
+  }
+  // Not given: < 0 (main.cc refuses negative values).
+  if (o.failover_after >= 0 && o.failover_to.empty())
+    error("--failover-after", "needs --failover-to (where to move)");
+  if (!(o.failover_after < 0) && !(o.failover_after <= 7 * 86400))
+    error("--failover-after", "at most a week");
+  out.failover.to_v4 = failover.v4;
+  out.failover.to_v6 = failover.v6;
+  for (const auto& e : {proxy.v4, proxy.v6})
+    if (e) out.failover.proxy.push_back(e->addr);
+  for (const auto& a : {proxy_gateway.v4, proxy_gateway.v6})
+    if (a) out.failover.proxy.push_back(*a);
+  out.failover.after_s = o.failover_after;
+
   // A node speaks its own family only: the proxy must have an address there.
   if (!o.proxy.empty()) {
     for (const IpAddress& a : sgws)
@@ -230,14 +266,15 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     IpAddress a;
     std::string v;
     uint64_t c = 0;
+    int node = -1;  // of the --pgw named
     if (!splitAssignment(text, a, v) || !parseUnsigned(v, c)) {
       error("--pgw-cause", "'" + text + "' is not ADDR=CAUSE");
-    } else if (indexOf(pgws, a) < 0) {
+    } else if ((node = indexOf(pgws, a)) < 0) {
       error("--pgw-cause", addressToString(a) + " is not a --pgw address");
     } else if (c < 64 || c > 255) {
       error("--pgw-cause", "cause " + v + " is not a rejection (64..255)");
     } else {
-      causes[static_cast<std::size_t>(indexOf(pgws, a))] = static_cast<uint8_t>(c);
+      causes[static_cast<std::size_t>(node)] = static_cast<uint8_t>(c);
       expected.set(c);
     }
   }
@@ -245,28 +282,30 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     IpAddress a;
     std::string v;
     double ms = 0;
+    int node = -1;  // of the --pgw named
     if (!splitAssignment(text, a, v) || !parseDouble(v, ms)) {
       error("--pgw-delay-ms", "'" + text + "' is not ADDR=MS");
-    } else if (indexOf(pgws, a) < 0) {
+    } else if ((node = indexOf(pgws, a)) < 0) {
       error("--pgw-delay-ms", addressToString(a) + " is not a --pgw address");
     } else if (ms < 0 || ms > 60000) {
       error("--pgw-delay-ms", "must be 0..60000 ms");
     } else {
-      delays[static_cast<std::size_t>(indexOf(pgws, a))] = static_cast<int64_t>(ms * 1e6);
+      delays[static_cast<std::size_t>(node)] = static_cast<int64_t>(ms * 1e6);
     }
   }
   for (const auto& text : o.pgw_drop) {
     IpAddress a;
     std::string v;
     double f = 0;
+    int node = -1;  // of the --pgw named
     if (!splitAssignment(text, a, v) || !parseDouble(v, f)) {
       error("--pgw-drop", "'" + text + "' is not ADDR=FRACTION");
-    } else if (indexOf(pgws, a) < 0) {
+    } else if ((node = indexOf(pgws, a)) < 0) {
       error("--pgw-drop", addressToString(a) + " is not a --pgw address");
     } else if (f < 0 || f >= 1) {
       error("--pgw-drop", "the fraction must be in [0, 1)");
     } else {
-      drops[static_cast<std::size_t>(indexOf(pgws, a))] = f;
+      drops[static_cast<std::size_t>(node)] = f;
     }
   }
   for (unsigned c : o.expect_cause) {
@@ -306,7 +345,8 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   SgwConfig& s = out.sgw;
   for (std::size_t i = 0; i < sgws.size(); ++i)
     s.nodes.push_back(SgwNodeConfig{sgws[i], static_cast<uint32_t>(i),
-                                    proxy.of(sgws[i]).value_or(Endpoint{})});
+                                    proxy.of(sgws[i]).value_or(Endpoint{}),
+                                    failover.of(sgws[i])});
   s.relay = o.relay;
   s.ids = ids;
   s.apns = o.apn;
@@ -332,6 +372,7 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     PgwNodeConfig n;
     n.addr = pgws[i];
     n.proxy_gateway = proxy_gateway.of(pgws[i]).value_or(IpAddress{});
+    n.failover_gateway = failover.of(pgws[i]);
     n.socket = static_cast<uint32_t>(sgws.size() + i);
     n.reject_cause = causes[i];
     n.delay_ns = delays[i];

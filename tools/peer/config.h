@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/peer/failover.h"
 #include "tools/peer/pgw.h"
 #include "tools/peer/sgw.h"
 #include "tools/peer/udp.h"
@@ -56,6 +57,10 @@ struct PeerOptions {
   bool piggyback = false;
   bool commands = false;
   uint32_t unknown_teid = 0;
+  // A failover of the proxy group (failover.h): the new instance's address,
+  // at most one per family, and when to switch (< 0: on SIGUSR1 only).
+  std::vector<std::string> failover_to;
+  double failover_after = -1;
 };
 
 enum class RunMode : uint8_t { kLifecycle, kModifyOnly, kHold };
@@ -80,6 +85,7 @@ struct RunConfig {
   int rcvbuf = 8 << 20;
   int sndbuf = 8 << 20;
   uint64_t seed = 0;
+  FailoverConfig failover;  // not enabled() without --failover-to
   PeerOptions options;  // as given, for the summary
 };
 

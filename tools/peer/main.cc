@@ -85,6 +85,14 @@ int main(int argc, char** argv) {
                  "lifecycle: SGWs send N Modify Bearer Requests to TEIDs the proxy never gave "
                  "(random, reproducible unless --seed); each must get cause 64")
       ->type_name("N");
+  app.add_option("--failover-to", o.failover_to,
+                 "After the switch (SIGUSR1 or --failover-after), datagrams for the proxy's "
+                 "addresses go to this one of their family, same port; one per family at most")
+      ->delimiter(',')->type_name("ADDR,...");
+  app.add_option("--failover-after", o.failover_after,
+                 "Switch to --failover-to this many seconds after the start (default: on SIGUSR1 "
+                 "only)")
+      ->check(CLI::Range(0.0, 7 * 86400.0))->type_name("SECONDS");
   app.add_option("--rcvbuf", o.rcvbuf, "Socket receive buffer, octets")->capture_default_str();
   app.add_option("--sndbuf", o.sndbuf, "Socket send buffer, octets")->capture_default_str();
   bool check_config = false;

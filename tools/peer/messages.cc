@@ -404,23 +404,31 @@ Result<CreateSessionRequestView> viewCreateSessionRequest(const Message& m) noex
 
 namespace {
 
+// `addr` is the proxy's: its address, or the instance it fails over to.
+bool isProxy(const IpAddress& addr, const IpAddress& proxy,
+             const std::optional<IpAddress>& failover) noexcept {
+  return addr == proxy || (failover && addr == *failover);
+}
+
 // An S5/S8-U F-TEID that must carry the TEID `side` computes for `imsi` and
 // its own address (one family: the node's), and must not name the proxy.
 bool userPlaneIntact(const std::optional<FTeid>& f, uint8_t interface_type, PlaneSide side,
-                     std::optional<uint64_t> imsi, bool relay, const IpAddress& proxy) noexcept {
+                     std::optional<uint64_t> imsi, bool relay, const IpAddress& proxy,
+                     const std::optional<IpAddress>& failover) noexcept {
   IpAddress addr;
   if (!f || f->interface_type != interface_type || !fteidSoleAddress(*f, addr)) return false;
-  if (!relay && addr == proxy) return false;
+  if (!relay && isProxy(addr, proxy, failover)) return false;
   if (imsi && f->teid != userPlaneTeid(side, *imsi, addr)) return false;
   return true;
 }
 
-// A control F-TEID names `proxy` when it carries that address in its family;
-// an address of the other family beside it does no harm (a proxy with both
-// may give both).
-bool namesAddress(const FTeid& f, const IpAddress& proxy) noexcept {
+// A control F-TEID names the proxy when it carries `proxy` (or `failover`)
+// in the family of `proxy`; an address of the other family beside it does
+// no harm (a proxy with both may give both).
+bool namesProxy(const FTeid& f, const IpAddress& proxy,
+                const std::optional<IpAddress>& failover) noexcept {
   IpAddress addr;
-  return fteidAddress(f, proxy.family(), addr) && addr == proxy;
+  return fteidAddress(f, proxy.family(), addr) && isProxy(addr, proxy, failover);
 }
 
 }  // namespace
@@ -434,12 +442,12 @@ MismatchSet checkCreateSessionRequest(const CreateSessionRequestView& v,
   if (!v.sender || (!v.sender->ipv4 && !v.sender->ipv6) || v.sender->teid == 0 ||
       v.sender->interface_type != kIfS5S8SgwGtpC) {
     s.add(Mismatch::kPgwSenderFteidInvalid);
-  } else if (!c.relay && !namesAddress(*v.sender, c.proxy_gateway)) {
+  } else if (!c.relay && !namesProxy(*v.sender, c.proxy_gateway, c.failover_gateway)) {
     s.add(Mismatch::kPgwSenderFteidNotProxy);
   }
   if (!v.has_bearer || !v.ebi) s.add(Mismatch::kPgwBearerContext);
   if (!userPlaneIntact(v.sgw_u, kIfS5S8SgwGtpU, PlaneSide::kSgw, v.imsi, c.relay,
-                       c.proxy_gateway))
+                       c.proxy_gateway, c.failover_gateway))
     s.add(Mismatch::kPgwUserPlaneFteid);
   return s;
 }
@@ -461,7 +469,8 @@ MismatchSet checkModifyBearerRequest(const ModifyBearerRequestView& v, const Pgw
                                      uint64_t imsi, uint8_t ebi) noexcept {
   MismatchSet s;
   if (!v.has_bearer || !v.ebi || *v.ebi != ebi) s.add(Mismatch::kPgwBearerContext);
-  if (!userPlaneIntact(v.sgw_u, kIfS5S8SgwGtpU, PlaneSide::kSgw, imsi, c.relay, c.proxy_gateway))
+  if (!userPlaneIntact(v.sgw_u, kIfS5S8SgwGtpU, PlaneSide::kSgw, imsi, c.relay, c.proxy_gateway,
+                       c.failover_gateway))
     s.add(Mismatch::kPgwUserPlaneFteid);
   return s;
 }
@@ -515,7 +524,7 @@ MismatchSet checkCreateBearerRequest(const BearerRequestView& v, const SgwCheckC
   if (v.lbi != kDefaultEbi || !b.present || b.ebi != 0 || !b.tft || !b.qos)
     s.add(Mismatch::kSgwBearerRequest);
   if (!userPlaneIntact(b.fteid[1], kIfS5S8PgwGtpU, PlaneSide::kPgwDedicated, c.imsi, c.relay,
-                       c.proxy_access))
+                       c.proxy_access, c.failover_access))
     s.add(Mismatch::kSgwUserPlaneFteid);
   return s;
 }
@@ -541,9 +550,9 @@ MismatchSet checkCreateBearerResponse(const BearerResponseView& v, const PgwChec
   MismatchSet s;
   if (!bearerAccepted(v, ebi)) s.add(Mismatch::kPgwBearerResponse);
   if (!userPlaneIntact(v.bearer.fteid[2], kIfS5S8SgwGtpU, PlaneSide::kSgwDedicated, imsi, c.relay,
-                       c.proxy_gateway) ||
+                       c.proxy_gateway, c.failover_gateway) ||
       !userPlaneIntact(v.bearer.fteid[3], kIfS5S8PgwGtpU, PlaneSide::kPgwDedicated, imsi, c.relay,
-                       c.proxy_gateway))
+                       c.proxy_gateway, c.failover_gateway))
     s.add(Mismatch::kPgwUserPlaneFteid);
   return s;
 }
@@ -568,14 +577,14 @@ MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckCont
   if (!v.pgw_c || (!v.pgw_c->ipv4 && !v.pgw_c->ipv6) || v.pgw_c->teid == 0 ||
       v.pgw_c->interface_type != kIfS5S8PgwGtpC) {
     s.add(Mismatch::kSgwPgwFteidInvalid);
-  } else if (!c.relay && !namesAddress(*v.pgw_c, c.proxy_access)) {
+  } else if (!c.relay && !namesProxy(*v.pgw_c, c.proxy_access, c.failover_access)) {
     s.add(Mismatch::kSgwPgwFteidNotProxy);
   }
   if (!v.has_bearer || !v.ebi || *v.ebi != c.ebi || !v.bearer_cause ||
       !causeAccepted(*v.bearer_cause))
     s.add(Mismatch::kSgwBearerContext);
   if (!userPlaneIntact(v.pgw_u, kIfS5S8PgwGtpU, PlaneSide::kPgw, c.imsi, c.relay,
-                       c.proxy_access)) {
+                       c.proxy_access, c.failover_access)) {
     s.add(Mismatch::kSgwUserPlaneFteid);
   } else if (!c.local_pgws.empty()) {
     // With the PGWs in this process, the acceptance must come from one of

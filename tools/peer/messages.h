@@ -316,6 +316,9 @@ struct PgwCheckContext {
   // sender F-TEID must carry it in that family.
   IpAddress proxy_gateway{};
   const Identities* ids = nullptr;
+  // The instance the proxy group fails over to (--failover-to of that
+  // family): F-TEIDs naming it name the proxy too.
+  std::optional<IpAddress> failover_gateway;
 };
 MismatchSet checkCreateSessionRequest(const CreateSessionRequestView& v,
                                       const PgwCheckContext& c) noexcept;
@@ -367,6 +370,9 @@ struct SgwCheckContext {
   // The proxy's access-side address in the family of the SGW's leg: the PGW
   // control F-TEID must carry it in that family.
   IpAddress proxy_access{};
+  // The instance the proxy group fails over to (--failover-to of that
+  // family): F-TEIDs naming it name the proxy too.
+  std::optional<IpAddress> failover_access;
   uint64_t imsi = 0;
   uint8_t ebi = kDefaultEbi;
   // Rejection causes this run expects (from --pgw-cause and --expect-cause).

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/gtp/v2/validate.h"
+#include "tools/peer/failover.h"
 #include "tools/peer/random.h"
 
 namespace gtpcp::peer {
@@ -213,9 +214,11 @@ void PgwEngine::count(MismatchSet ms, uint32_t node, Procedure p) noexcept {
 
 bool PgwEngine::duplicate(const Session& s, const Endpoint& from, uint32_t seq, uint8_t type,
                           int64_t now) const noexcept {
+  const PgwNodeConfig& n = nodes_[s.node].config;
   return s.state != State::kFree && s.last_type == type && s.last_seq == seq &&
-         s.last_src == from && now - s.last_time < config_.duplicate_window_ns &&
-         s.response_length > 0;
+         proxyPeer(s.last_src, n.proxy_gateway, n.failover_gateway) ==
+             proxyPeer(from, n.proxy_gateway, n.failover_gateway) &&
+         now - s.last_time < config_.duplicate_window_ns && s.response_length > 0;
 }
 
 void PgwEngine::keepAnswer(Session& s, uint8_t type, const Endpoint& from, std::size_t length,
@@ -366,8 +369,13 @@ void PgwEngine::onCreate(uint32_t node, const Endpoint& from, int64_t now) noexc
   PgwCheckContext ctx;
   ctx.relay = config_.relay;
   ctx.proxy_gateway = nodes_[node].config.proxy_gateway;
+  ctx.failover_gateway = nodes_[node].config.failover_gateway;
   ctx.ids = &config_.ids;
   checkCreateSessionRequest(*view, ctx).countInto(mismatches_);
+  // The proxy's own address, as it gave it: a failover moves what goes there.
+  IpAddress proxy;
+  if (!config_.relay && view->sender && fteidAddress(*view->sender, n.config.addr.family(), proxy))
+    outbox_.noteProxyAddress(proxy);
 
   const uint32_t peer_teid = view->sender ? view->sender->teid : 0;
   CreateSessionResponseArgs a;
@@ -562,6 +570,7 @@ void PgwEngine::onResponse(uint32_t node, int64_t now) noexcept {
   PgwCheckContext ctx;
   ctx.relay = config_.relay;
   ctx.proxy_gateway = n.config.proxy_gateway;
+  ctx.failover_gateway = n.config.failover_gateway;
   MismatchSet ms = o.procedure == Procedure::kCreateBearer
                        ? checkCreateBearerResponse(*view, ctx, o.imsi, o.ebi)
                        : checkBearerResponse(*view, o.ebi);
@@ -608,6 +617,7 @@ void PgwEngine::onModifyOrDelete(uint32_t node, const Endpoint& from, int64_t no
   PgwCheckContext ctx;
   ctx.relay = config_.relay;
   ctx.proxy_gateway = nodes_[node].config.proxy_gateway;
+  ctx.failover_gateway = nodes_[node].config.failover_gateway;
   ctx.ids = &config_.ids;
   gtp::Result<std::size_t> r;
   if (modify) {

@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct PgwNodeConfig {
   // The proxy's gateway-side address in the node's family (the sender
   // F-TEIDs must name it); unused with `relay`.
   IpAddress proxy_gateway{};
+  // The instance the proxy group fails over to, in the node's family
+  // (--failover-to): the checks take F-TEIDs naming it as the proxy's.
+  std::optional<IpAddress> failover_gateway;
   uint32_t socket = 0;        // Outbox socket index
   uint8_t reject_cause = 0;   // reject every creation with this cause (0: accept)
   int64_t delay_ns = 0;       // answer this late

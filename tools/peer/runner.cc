@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -57,6 +58,10 @@ Runner::~Runner() {
 }
 
 std::string Runner::open() {
+  // Before the sockets: a test that sees them bound may send SIGUSR1.
+  if (config_.failover.enabled()) {
+    if (auto e = installFailoverSignal(); !e.empty()) return e;
+  }
   std::vector<Endpoint> binds = config_.sgw_binds;
   binds.insert(binds.end(), config_.pgw_binds.begin(), config_.pgw_binds.end());
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -80,6 +85,7 @@ std::string Runner::open() {
     return std::string("sigprocmask: ") + std::strerror(errno);
   signal_fd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (signal_fd_ < 0) return std::string("signalfd: ") + std::strerror(errno);
+  if (config_.failover.enabled()) wait_mask_ = failoverWaitMask();
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u32 = kSignalTag;
@@ -87,11 +93,33 @@ std::string Runner::open() {
     return std::string("epoll_ctl: ") + std::strerror(errno);
 
   outbox_ = std::make_unique<BatchOutbox>(sockets_, batches_);
+  Outbox* outbox = outbox_.get();
+  if (config_.failover.enabled()) {
+    failover_ = std::make_unique<Failover>(config_.failover);
+    failover_outbox_ = std::make_unique<FailoverOutbox>(*outbox_, *failover_);
+    outbox = failover_outbox_.get();
+  }
   if (config_.sgw_role)
-    sgw_ = std::make_unique<SgwEngine>(config_.sgw, *outbox_, sgw_stats_, mismatches_, malformed_);
+    sgw_ = std::make_unique<SgwEngine>(config_.sgw, *outbox, sgw_stats_, mismatches_, malformed_);
   if (config_.pgw_role)
-    pgw_ = std::make_unique<PgwEngine>(config_.pgw, *outbox_, pgw_stats_, mismatches_, malformed_);
+    pgw_ = std::make_unique<PgwEngine>(config_.pgw, *outbox, pgw_stats_, mismatches_, malformed_);
   return {};
+}
+
+void Runner::checkFailover(int64_t now, std::ostream& err) {
+  if (!failover_ || failover_->active()) return;
+  const auto why = failoverRequested() ? Failover::Trigger::kSignal
+                   : now >= failover_at_ ? Failover::Trigger::kTimer
+                                         : Failover::Trigger::kNone;
+  if (!failover_->activate(now, why)) return;
+  std::string to;
+  for (const auto& a : failoverTargets(failover_->config())) to += (to.empty() ? "" : ", ") + a;
+  char at[32];
+  std::snprintf(at, sizeof at, "%.3f", static_cast<double>(now - start_) / 1e9);
+  err << "gtpcp-peer: failover at " << at << " s ("
+      << (why == Failover::Trigger::kSignal ? "SIGUSR1" : "--failover-after")
+      << "): datagrams for the proxy go to " << to << " from now on\n"
+      << std::flush;
 }
 
 void Runner::startPacer(double rate, int64_t now) noexcept {
@@ -298,6 +326,9 @@ int Runner::run(std::ostream& out, std::ostream& err) {
   int64_t now = monotonicNs();
   start_ = now;
   next_progress_ = now + kSecond;
+  failover_at_ = failover_ && config_.failover.after_s >= 0
+                     ? now + static_cast<int64_t>(config_.failover.after_s * 1e9)
+                     : kNever;
   if (sgw_) {
     if (config_.mode == RunMode::kLifecycle) {
       sgw_->setPhase(SgwPhase::kLifecycle, true);
@@ -328,10 +359,13 @@ int Runner::run(std::ostream& out, std::ostream& err) {
     if (pacing_) next = std::min(next, std::max(pacer_.nextAt(), now + kTick));
     if (sgw_) next = std::min(next, sgw_->nextTimer());
     if (pgw_) next = std::min(next, pgw_->nextTimer());
+    if (failover_ && !failover_->active()) next = std::min(next, failover_at_);
     int64_t wait = std::clamp<int64_t>(next - now, 0, kSecond);
     timespec ts{static_cast<time_t>(wait / kSecond), static_cast<long>(wait % kSecond)};
-    const int n = ::epoll_pwait2(epoll_fd_, events, 64, &ts, nullptr);
+    // SIGUSR1 (blocked otherwise) interrupts the wait: n is -1, EINTR.
+    const int n = ::epoll_pwait2(epoll_fd_, events, 64, &ts, failover_ ? &wait_mask_ : nullptr);
     now = monotonicNs();
+    checkFailover(now, err);
     for (int i = 0; i < n; ++i) {
       if (events[i].data.u32 == kSignalTag) {
         signalfd_siginfo info;
@@ -386,6 +420,10 @@ void Runner::buildReport(int64_t now) {
   report_.outstanding = sgw_ ? sgw_->outstanding() : 0;
   report_.sgw_waiting = sgw_ ? sgw_->waitingForNetwork() : 0;
   report_.pgw_outstanding = pgw_ ? pgw_->outstanding() : 0;
+  report_.failover = failover_.get();
+  report_.failover_at_s = failover_ && failover_->active()
+                              ? static_cast<double>(failover_->switchedAt() - start_) / 1e9
+                              : -1;
   report_.sockets.clear();
   for (std::size_t i = 0; i < sockets_.size(); ++i) {
     SocketReport s;

@@ -17,7 +17,13 @@
 // PGW role alone: serve until --duration (if > 0) or SIGTERM/SIGINT.
 // A first SIGTERM/SIGINT ends the current phase early (a modify-only run
 // still detaches, a hold run does not); a second one stops at once.
+// With --failover-to, SIGUSR1 or --failover-after switches, in any phase,
+// every datagram for the proxy to the new instance (failover.h); the loop
+// checks for it each time it wakes, before it handles anything, so that
+// nothing sent before the switch went there and nothing after it elsewhere.
 #pragma once
+
+#include <signal.h>
 
 #include <memory>
 #include <ostream>
@@ -25,6 +31,7 @@
 #include <vector>
 
 #include "tools/peer/config.h"
+#include "tools/peer/failover.h"
 #include "tools/peer/pacer.h"
 #include "tools/peer/pgw.h"
 #include "tools/peer/sgw.h"
@@ -65,6 +72,9 @@ class Runner {
   void startPacer(double rate, int64_t now) noexcept;
   void endWindow(int64_t now) noexcept;
   void progress(int64_t now, std::ostream& err);
+  // Switches to the failover instance when SIGUSR1 came or its time is due;
+  // says so once on `err`.
+  void checkFailover(int64_t now, std::ostream& err);
   void buildReport(int64_t now);
   // Nothing in flight: no request of either role unanswered, no subscriber
   // waiting for the network.
@@ -74,6 +84,12 @@ class Runner {
   std::vector<UdpSocket> sockets_;
   std::vector<std::unique_ptr<SendBatch>> batches_;
   std::unique_ptr<BatchOutbox> outbox_;
+  // With --failover-to: the engines send through failover_outbox_, which
+  // routes through failover_ into outbox_.
+  std::unique_ptr<Failover> failover_;
+  std::unique_ptr<FailoverOutbox> failover_outbox_;
+  int64_t failover_at_ = 0;  // --failover-after as a deadline (max: none)
+  sigset_t wait_mask_{};     // in force during the wait: SIGUSR1 only then
   RecvBatch recv_;
   SgwStats sgw_stats_;
   std::vector<PgwNodeStats> pgw_stats_;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/gtp/v2/validate.h"
+#include "tools/peer/failover.h"
 #include "tools/peer/random.h"
 
 namespace gtpcp::peer {
@@ -64,6 +65,7 @@ SgwEngine::SgwEngine(SgwConfig config, Outbox& outbox, SgwStats& stats,
     Node& n = nodes_[k];
     n.addr = config_.nodes[k].addr;
     n.proxy = config_.nodes[k].proxy;
+    n.failover = config_.nodes[k].failover;
     n.socket = config_.nodes[k].socket;
     n.table.init(count / nodes_.size() + 1);
     n.recent.init(kRecent);
@@ -372,6 +374,8 @@ bool SgwEngine::learnPgwAddress(const Node& n, const gtp::v2::FTeid& f, IpAddres
     mismatches_.count(Mismatch::kSgwUnsafeDestination);
     return false;
   }
+  // Requests go there: a failover moves them as those to --proxy.
+  outbox_.noteProxyAddress(out);
   return true;
 }
 
@@ -435,6 +439,7 @@ SgwCheckContext SgwEngine::checkContext(const Node& n, uint32_t index) const noe
   SgwCheckContext ctx;
   ctx.relay = config_.relay;
   ctx.proxy_access = n.proxy.addr;
+  ctx.failover_access = n.failover;
   ctx.imsi = config_.ids.imsi(index);
   ctx.expected_rejections = &config_.expected_rejections;
   ctx.local_pgws = config_.local_pgws;
@@ -446,7 +451,8 @@ void SgwEngine::onNetworkRequest(uint32_t node, const Endpoint& from, int64_t no
   Node& n = nodes_[node];
   const auto& h = message_.header();
   const auto type = message_.messageType();
-  const RequestKey key{from, node, h.sequence_number};
+  // A repeat from the instance the proxy failed over to is still a repeat.
+  const RequestKey key{proxyPeer(from, n.proxy.addr, n.failover), node, h.sequence_number};
   if (const AnswerCache::Answer* cached = answers_.find(key, now)) {
     if (cached->bearer_context)
       ++stats_.procedures[at(procedureOf(type, h.sequence_number))].retransmissions;

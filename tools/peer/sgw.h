@@ -31,6 +31,7 @@
 #include <bitset>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct SgwNodeConfig {
   // The proxy's access address (in the node's family) and port: the node's
   // requests go there.
   Endpoint proxy{};
+  // The instance the proxy group fails over to, in the node's family
+  // (--failover-to): the checks take F-TEIDs naming it as the proxy's.
+  std::optional<IpAddress> failover;
 };
 
 struct SgwConfig {
@@ -163,6 +167,7 @@ class SgwEngine {
   struct Node {
     IpAddress addr{};
     Endpoint proxy{};
+    std::optional<IpAddress> failover;
     uint32_t socket = 0;
     uint32_t seq_next = 0;
     uint32_t q_head = kNil, q_tail = kNil, q_size = 0;

@@ -112,6 +112,21 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+nlohmann::json failoverJson(const RunReport& r) {
+  using nlohmann::json;
+  const Failover& f = *r.failover;
+  json proxy = json::array();
+  for (const IpAddress& a : f.addresses()) proxy.push_back(addressToString(a));
+  return {{"to", failoverTargets(f.config())},
+          {"after_s", f.config().after_s >= 0 ? json(f.config().after_s) : json(nullptr)},
+          {"switched", f.active()},
+          {"at_s", f.active() ? json(r.failover_at_s) : json(nullptr)},
+          {"trigger", triggerName(f.trigger())},
+          {"redirected", f.redirected()},
+          {"proxy_addresses", proxy},
+          {"addresses_untracked", f.untracked()}};
+}
+
 }  // namespace
 
 int exitStatusOf(const RunReport& r) noexcept {
@@ -260,6 +275,7 @@ nlohmann::json toJson(const RunReport& r) {
                  {"send_errors", r.send_errors},
                  {"snmp_rcvbuf_errors_delta", r.snmp_rcvbuf_errors_delta},
                  {"sockets", sockets}};
+  if (r.failover != nullptr) j["failover"] = failoverJson(r);
   j["exit_status"] = r.exit_status;
   return j;
 }
@@ -357,6 +373,17 @@ void printSummary(const RunReport& r, std::ostream& out) {
   out << "\n  socket              drops " << drops << " (SO_RXQ_OVFL), send refused "
       << r.send_full << ", send errors " << r.send_errors << ", system UDP RcvbufErrors delta "
       << r.snmp_rcvbuf_errors_delta << "\n";
+  if (r.failover != nullptr) {
+    const Failover& f = *r.failover;
+    std::string to;
+    for (const auto& a : failoverTargets(f.config())) to += (to.empty() ? "" : ", ") + a;
+    out << "  failover            to " << to << ": ";
+    if (f.active())
+      out << "switched at " << fixed(r.failover_at_s, 3) << " s (" << triggerName(f.trigger())
+          << "), " << f.redirected() << " datagrams redirected\n";
+    else
+      out << "not switched\n";
+  }
   out << "  result              "
       << (r.exit_status == 0 ? "OK" : "FAILED (timeouts, mismatches or malformed datagrams)")
       << "\n";

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/peer/config.h"
+#include "tools/peer/failover.h"
 #include "tools/peer/stats.h"
 
 namespace gtpcp::peer {
@@ -40,6 +41,8 @@ struct RunReport {
   uint64_t send_errors = 0;
   int64_t snmp_rcvbuf_errors_delta = -1;  // system-wide, -1: unknown
   std::vector<SocketReport> sockets;
+  const Failover* failover = nullptr;  // null without --failover-to
+  double failover_at_s = -1;           // since the start of the run; < 0: no switch
   bool interrupted = false;
   int exit_status = 0;
 };
