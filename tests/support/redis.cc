@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -101,6 +102,31 @@ void mustWait(const std::function<bool()>& condition, std::chrono::milliseconds 
     throw std::runtime_error("redis test setup: timed out waiting for " + what);
 }
 
+// `command` KEY for every key, pipelined in runs of 1000; `f` sees each
+// reply in order. Throws when the server cannot be reached or stops answering.
+void forEachKeyReply(uint16_t port, const char* command, const std::vector<std::string>& keys,
+                     const std::function<void(const redisReply*)>& f) {
+  Context c = connectTo(port);
+  if (!c) throw std::runtime_error("cannot connect to redis on port " + std::to_string(port));
+  constexpr std::size_t kBatch = 1000;
+  for (std::size_t first = 0; first < keys.size(); first += kBatch) {
+    const std::size_t last = std::min(keys.size(), first + kBatch);
+    for (std::size_t i = first; i < last; ++i) {
+      const char* argv[] = {command, keys[i].data()};
+      const size_t lens[] = {std::strlen(command), keys[i].size()};
+      redisAppendCommandArgv(c.get(), 2, argv, lens);
+    }
+    for (std::size_t i = first; i < last; ++i) {
+      void* raw = nullptr;
+      if (redisGetReply(c.get(), &raw) != REDIS_OK)
+        throw std::runtime_error(std::string(command) + " failed on port " + std::to_string(port));
+      auto* r = static_cast<redisReply*>(raw);
+      f(r);
+      freeReplyObject(r);
+    }
+  }
+}
+
 }  // namespace
 
 uint16_t freeTcpPort(bool with_bus) {
@@ -188,32 +214,52 @@ std::optional<std::string> redisCommand(uint16_t port, const std::vector<std::st
 }
 
 std::vector<std::optional<std::string>> redisGetMany(uint16_t port, const std::vector<std::string>& keys) {
-  Context c = connectTo(port);
-  if (!c) throw std::runtime_error("cannot connect to redis on port " + std::to_string(port));
   std::vector<std::optional<std::string>> values;
   values.reserve(keys.size());
-  constexpr std::size_t kBatch = 1000;
-  for (std::size_t first = 0; first < keys.size(); first += kBatch) {
-    const std::size_t last = std::min(keys.size(), first + kBatch);
-    for (std::size_t i = first; i < last; ++i) {
-      const char* argv[] = {"GET", keys[i].data()};
-      const size_t lens[] = {3, keys[i].size()};
-      redisAppendCommandArgv(c.get(), 2, argv, lens);
+  forEachKeyReply(port, "GET", keys, [&](const redisReply* r) {
+    if (r->type == REDIS_REPLY_STRING) {
+      values.emplace_back(std::string(r->str, r->len));
+    } else {
+      values.emplace_back(std::nullopt);
     }
-    for (std::size_t i = first; i < last; ++i) {
-      void* raw = nullptr;
-      if (redisGetReply(c.get(), &raw) != REDIS_OK)
-        throw std::runtime_error("GET failed on port " + std::to_string(port));
-      auto* r = static_cast<redisReply*>(raw);
-      if (r->type == REDIS_REPLY_STRING) {
-        values.emplace_back(std::string(r->str, r->len));
-      } else {
-        values.emplace_back(std::nullopt);
-      }
-      freeReplyObject(r);
-    }
-  }
+  });
   return values;
+}
+
+std::vector<std::string> redisScan(uint16_t port, const std::string& pattern) {
+  Context c = connectTo(port);
+  if (!c) throw std::runtime_error("cannot connect to redis on port " + std::to_string(port));
+  std::vector<std::string> keys;
+  std::string cursor = "0";
+  do {
+    const char* argv[] = {"SCAN", cursor.c_str(), "MATCH", pattern.c_str(), "COUNT", "1000"};
+    const size_t lens[] = {4, cursor.size(), 5, pattern.size(), 5, 4};
+    auto* r = static_cast<redisReply*>(redisCommandArgv(c.get(), 6, argv, lens));
+    const bool ok = r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                    r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_ARRAY;
+    if (!ok) {
+      if (r != nullptr) freeReplyObject(r);
+      throw std::runtime_error("SCAN failed on port " + std::to_string(port));
+    }
+    cursor.assign(r->element[0]->str, r->element[0]->len);
+    for (std::size_t i = 0; i < r->element[1]->elements; ++i)
+      keys.emplace_back(r->element[1]->element[i]->str, r->element[1]->element[i]->len);
+    freeReplyObject(r);
+  } while (cursor != "0");
+  return keys;
+}
+
+std::vector<std::map<std::string, std::string>> redisHashes(uint16_t port, const std::vector<std::string>& keys) {
+  std::vector<std::map<std::string, std::string>> hashes;
+  hashes.reserve(keys.size());
+  forEachKeyReply(port, "HGETALL", keys, [&](const redisReply* r) {
+    auto& fields = hashes.emplace_back();
+    if (r->type != REDIS_REPLY_ARRAY) return;
+    for (std::size_t i = 0; i + 1 < r->elements; i += 2)
+      fields[std::string(r->element[i]->str, r->element[i]->len)] =
+          std::string(r->element[i + 1]->str, r->element[i + 1]->len);
+  });
+  return hashes;
 }
 
 std::string redisInfoField(uint16_t port, const std::string& section, const std::string& field) {

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +68,12 @@ std::optional<std::string> redisCommand(uint16_t port, const std::vector<std::st
 // GET of every key, pipelined; nullopt for a missing key. Throws when the
 // server cannot be reached.
 std::vector<std::optional<std::string>> redisGetMany(uint16_t port, const std::vector<std::string>& keys);
+// Every key of the server matching `pattern`, by SCAN (the server keeps
+// serving others meanwhile). Throws when the server cannot be reached.
+std::vector<std::string> redisScan(uint16_t port, const std::string& pattern);
+// HGETALL of every key, pipelined: field -> value, empty for a missing key
+// (or one of another type). Throws when the server cannot be reached.
+std::vector<std::map<std::string, std::string>> redisHashes(uint16_t port, const std::vector<std::string>& keys);
 // A field of INFO `section` ("master_link_status"), "" when absent.
 std::string redisInfoField(uint16_t port, const std::string& section, const std::string& field);
 
