@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "persister/lib/redis_slot.h"
-
 namespace gtpcp::persister {
 
 Channel::Channel(ring::Consumer& ring, RedisClient& redis, const KeyNames& keys, PersisterCounters& counters,
@@ -31,20 +29,9 @@ void Channel::completed(void* self, const RedisResult& result) noexcept {
 }
 
 void Channel::send() noexcept {
-  std::vector<std::string_view> args;
-  std::vector<RedisArgv> argvs;
-  std::vector<std::pair<std::size_t, std::size_t>> spans;  // into args
-  for (const Transaction& t : transactions_) {
-    args.clear();
-    spans.clear();
-    for (const Command& c : t.commands) {
-      spans.emplace_back(args.size(), c.size());
-      for (const std::string& a : c) args.emplace_back(a);
-    }
-    argvs.clear();
-    for (const auto& [at, n] : spans) argvs.emplace_back(args.data() + at, n);
+  for (const Commands::Transaction& t : commands_.transactions()) {
     ++outstanding_;
-    if (redis_.submitGroup(t.slot, argvs, RedisCompletion{&Channel::completed, this}, kRedisIdempotent) !=
+    if (redis_.submitGroup(t.slot, t.commands, RedisCompletion{&Channel::completed, this}, kRedisIdempotent) !=
         RedisErrc::kOk) {
       --outstanding_;
       counters_.write_failures.add();
@@ -70,8 +57,7 @@ bool Channel::turn(uint64_t now_ns) noexcept {
     counters_.batches_written.add();
     counters_.pending_changes.set(0);
     in_flight_ = false;
-    batch_.clear();
-    transactions_.clear();
+    commands_.clear();
     records_ = 0;
     oldest_wall_ns_ = 0;
     return true;
@@ -91,9 +77,10 @@ bool Channel::turn(uint64_t now_ns) noexcept {
   counters_.changes_read.add(records_);
   counters_.pending_changes.set(records_);
   in_flight_ = true;
-  batch_.forEachSession([&](const std::string& key, const std::vector<Command>& commands) {
-    transactions_.push_back(Transaction{keySlot(key), commands});
-  });
+  batch_.build(commands_);
+  // The commands hold all the batch says: its records are not needed again
+  // (the ring keeps them until release, for a successor to read).
+  batch_.clear();
   send();
   return true;
 }
