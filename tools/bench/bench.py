@@ -24,6 +24,12 @@ emulation) in modify-only mode, and prints:
     cases and what became of the surge (accepted, refused by the forwarder
     with No resources available).
 
+  * persistence: storage off, async and sync to the embedded Redis, each
+    mode's highest error-free Modify Bearer rate, then all three at one rate
+    near the slowest one's saturation: forwarder + worker CPU per
+    transaction and its ratio to storage off, persister and redis-server
+    CPU, Redis commands per transaction, the persister's lag, latencies.
+
 Then the codec micro-benchmarks. The emulator runs on the same cores as the
 proxy, so the highest rate is the machine's, not the proxy's alone; CPU per
 transaction is the figure that compares across machines.
@@ -31,6 +37,7 @@ transaction is the figure that compares across machines.
 Every run is bounded in time; every process it starts is stopped by PID.
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -38,6 +45,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -191,60 +199,139 @@ def redis_calls(port):
     return total
 
 
-def persistence(bin_dir, work, rate, duration, subscribers):
-    """CPU per Modify Bearer with storage off and with async persistence to
-    the embedded Redis, at one rate, in one run each."""
-    out = {}
-    for name, storage in [("off", "  mode: off\n"), ("async", "  mode: embedded\n  embedded_port: 16399\n")]:
-        pwork = os.path.join(work, "persist-" + name)
-        os.makedirs(pwork, exist_ok=True)
-        group = Group(bin_dir, 1, pwork, storage=storage)
-        log(f"  persistence {name}: " + group.start())
-        try:
-            # forwarder + worker alone; the persister and redis-server apart.
-            group.pids = [p for p in group.pids if p not in group.persister_pids]
-            setup = calibrate(bin_dir, group, subscribers, False, pwork)
-            calls0 = redis_calls(16399) if name == "async" else 0
-            lags = []
-            stop_sampling = [False]
+# The storage configurations the persistence phase compares. Groups run one
+# at a time, each stopped (gtpcp stop waits for its processes) before the
+# next starts; async and sync have distinct ports all the same, so that a
+# redis-server a failed stop left behind cannot answer for the other mode.
+STORAGE_MODES = [
+    ("off", "  mode: off\n", None),
+    ("async", "  mode: embedded\n  embedded_port: 16399\n", 16399),
+    ("sync", "  mode: embedded\n  embedded_port: 16398\n  persist: sync\n", 16398),
+]
+# Rungs of each mode's search, as fractions of the data path's highest rate:
+# no mode can go beyond the data path alone, and persistence may cost most
+# of it, hence the low first rung.
+PERSIST_LADDER = (0.25, 0.4, 0.55, 0.7, 0.85, 1.0)
+# The issue's target: async persistence adds at most this to the
+# forwarder's and worker's CPU per transaction.
+ASYNC_TARGET = 1.25
 
-            def sample():
-                # The persister's lag, as gtpcp status reports it, every 100 ms.
-                while not stop_sampling[0]:
-                    st = json.loads(group.gtpcp("status", "--json").stdout)
-                    for p in st["processes"]:
-                        if p["name"] == "persister" and "counters" in p:
-                            lags.append(p["counters"].get("persister.lag_ms", 0))
-                    time.sleep(0.1)
-            import threading
-            sampler = threading.Thread(target=sample)
-            if name == "async":
-                sampler.start()
-            redis_before = Pids(group.redis_pids).cpu_ns()
-            persister_before = Pids(group.persister_pids).cpu_ns()
-            summary, per_txn = measure(bin_dir, group, rate, duration, subscribers, False, pwork, setup)
-            stop_sampling[0] = True
-            if name == "async":
-                sampler.join()
-            n = modifies(summary)
-            entry = {"cpu_us_per_txn": per_txn, "transactions": n, "timeouts": summary["timeouts"]}
-            if name == "async":
-                entry["redis_cpu_us_per_txn"] = (Pids(group.redis_pids).cpu_ns() - redis_before) / n / 1000
-                entry["persister_cpu_us_per_txn"] = (Pids(group.persister_pids).cpu_ns() - persister_before) / n / 1000
-                entry["redis_commands_per_txn"] = (redis_calls(16399) - calls0) / n
-                lags.sort()
-                entry["lag_ms_p99"] = lags[int(len(lags) * 0.99)] if lags else None
-            out[name] = entry
+
+@contextlib.contextmanager
+def storage_group(bin_dir, work, name, storage):
+    """A one-worker group (per-core figures) with `storage`, in a directory
+    of its own (no Redis data left by an earlier group), stopped on exit."""
+    gwork = os.path.join(work, "persist-" + name)
+    os.makedirs(gwork)
+    group = Group(bin_dir, 1, gwork, storage=storage)
+    try:
+        log(f"  persistence {name}: " + group.start())
+        yield group, gwork
+    finally:
+        group.stop()
+
+
+def storage_costs(group, port):
+    """(persister CPU ns, redis-server CPU ns, Redis commands) so far."""
+    return (Pids(group.persister_pids).cpu_ns(), Pids(group.redis_pids).cpu_ns(),
+            redis_calls(port) if port else 0)
+
+
+def persistence_at(bin_dir, work, name, storage, port, rate, duration, subscribers):
+    """One mode at `rate`: CPU per Modify Bearer of the proxy, the persister
+    and redis-server, Redis commands per Modify Bearer, the persister's lag
+    and the emulator's latencies."""
+    with storage_group(bin_dir, work, name + "-at-rate", storage) as (group, gwork):
+        # forwarder + worker alone; the persister and redis-server apart.
+        proxy = Pids([p for p in group.pids if p not in group.persister_pids])
+        c0 = storage_costs(group, port)
+        setup = calibrate(bin_dir, proxy, subscribers, False, gwork)
+        c1 = storage_costs(group, port)
+        # The persister's lag as gtpcp status reports it, every 100 ms. Done
+        # in every mode, off included, so all three carry the same extra load.
+        lags, done = [], threading.Event()
+
+        def sample():
+            while not done.wait(0.1):
+                st = json.loads(group.gtpcp("status", "--json").stdout)
+                lags.extend(p["counters"].get("persister.lag_ms", 0) for p in st["processes"]
+                            if p["name"] == "persister" and "counters" in p)
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            summary, proxy_us = measure(bin_dir, proxy, rate, duration, subscribers, False, gwork, setup)
         finally:
-            group.stop()
-    off, on = out["off"], out["async"]
-    log(f"    storage off:    forwarder + worker {off['cpu_us_per_txn']:.2f} us per Modify Bearer")
-    log(f"    async to Redis: forwarder + worker {on['cpu_us_per_txn']:.2f} us (ratio "
-        f"{on['cpu_us_per_txn'] / off['cpu_us_per_txn']:.2f}), persister {on['persister_cpu_us_per_txn']:.2f} us, "
-        f"redis-server {on['redis_cpu_us_per_txn']:.2f} us per Modify Bearer (these two with the run's "
-        f"{subscribers} attaches and detaches)")
-    log(f"    {on['redis_commands_per_txn']:.2f} Redis commands per Modify Bearer (attaches and detaches included); "
-        f"persister lag p99 {on['lag_ms_p99']} ms; timeouts {off['timeouts']} / {on['timeouts']}")
+            done.set()
+            sampler.join()
+        c2 = storage_costs(group, port)
+    n = modifies(summary)
+    # What calibrate() saw for attaches and detaches alone is subtracted, as
+    # for the proxy: what remains is the Modify Bearers' own.
+    persister_ns, redis_ns, calls = ((c2[k] - c1[k]) - (c1[k] - c0[k]) for k in range(3))
+    stored = port is not None and n > 0  # storage off: no persister, no redis-server
+    lags.sort()
+    return {"cpu_us_per_txn": proxy_us,
+            "persister_cpu_us_per_txn": persister_ns / n / 1000 if stored else None,
+            "redis_cpu_us_per_txn": redis_ns / n / 1000 if stored else None,
+            "redis_commands_per_txn": calls / n if stored else None,
+            "lag_ms_p99": lags[int(len(lags) * 0.99)] if lags else None,
+            "latency_ms": summary["latency_ms"]["modify_bearer"],
+            "transactions": n, "timeouts": summary["timeouts"]}
+
+
+def persistence(bin_dir, work, top, duration, subscribers, budget=240.0):
+    """Storage off, async and sync persistence to the embedded Redis, compared
+    at saturation.
+
+    At a rate of its own per mode, contention for the CPUs would change how
+    the persister batches and so the CPU per transaction; hence first each
+    mode's highest error-free Modify Bearer rate (steps of `duration` s over
+    PERSIST_LADDER x `top`, `top` being the data path's), then all three at
+    one rate R, 0.9 x the lowest of those: near the slowest mode's
+    saturation, under the same offered load. Measured runs last 2 x
+    `duration`. The searches share 70% of `budget` seconds; the three
+    measured runs are bounded by count."""
+    started = time.monotonic()
+    ladder = sorted({max(1000, int(top * f)) for f in PERSIST_LADDER})
+    share = budget * 0.7 / len(STORAGE_MODES)
+    maxima = {}
+    for i, (name, storage, _) in enumerate(STORAGE_MODES):
+        with storage_group(bin_dir, work, name + "-search", storage) as (group, gwork):
+            # A deadline per mode, carrying over what earlier ones left:
+            # a slow search cannot starve the modes after it.
+            deadline = started + share * (i + 1)
+            maxima[name] = find_max(bin_dir, group, ladder, duration, subscribers, False, gwork, deadline)
+    found = [m for m in maxima.values() if m is not None]
+    # A mode with no error-free rung is measured at R anyway (overloaded),
+    # rather than dropping the comparison.
+    rate = int(0.9 * min(found)) if found else ladder[0] // 2
+    out = {"top": top, "ladder": ladder, "rate": rate, "modes": {}}
+    for name, storage, port in STORAGE_MODES:
+        out["modes"][name] = persistence_at(bin_dir, work, name, storage, port, rate, duration * 2, subscribers)
+        out["modes"][name]["max_rate"] = maxima[name]
+    off = out["modes"]["off"]["cpu_us_per_txn"]
+    for name in ("async", "sync"):
+        out[name + "_over_off"] = out["modes"][name]["cpu_us_per_txn"] / off
+    out["seconds"] = time.monotonic() - started
+
+    def fig(v, spec):
+        return "-" if v is None else format(v, spec)
+    log("")
+    log(f"  persistence: each mode's highest error-free Modify Bearer rate, then all at R = {rate:,}/s "
+        "(0.9 x the lowest); CPU in us per Modify Bearer, attaches and detaches subtracted")
+    log("    mode   highest  proxy us  /off  persister us  redis us  cmds/txn  lag p99 ms"
+        "  latency p50 / p99 / p99.9 ms  timeouts")
+    for name, _, _ in STORAGE_MODES:
+        m = out["modes"][name]
+        lat = m["latency_ms"]
+        log(f"    {name:<5} {fig(m['max_rate'], ',d'):>8} {m['cpu_us_per_txn']:9.2f} {m['cpu_us_per_txn'] / off:5.2f} "
+            f"{fig(m['persister_cpu_us_per_txn'], '.2f'):>13} {fig(m['redis_cpu_us_per_txn'], '.2f'):>9} "
+            f"{fig(m['redis_commands_per_txn'], '.2f'):>9} {fig(m['lag_ms_p99'], 'd'):>11}  "
+            f"{lat['p50']:>11.3f} / {lat['p99']:.3f} / {lat['p99_9']:.3f} {m['timeouts']:>9}")
+    verdict = "met" if out["async_over_off"] <= ASYNC_TARGET else "NOT met"
+    log(f"    async adds {(out['async_over_off'] - 1) * 100:.0f}% forwarder + worker CPU per transaction, "
+        f"sync {(out['sync_over_off'] - 1) * 100:.0f}% (target: async <= {(ASYNC_TARGET - 1) * 100:.0f}%, {verdict}); "
+        f"phase took {out['seconds']:.0f} s")
     return out
 
 
@@ -402,6 +489,59 @@ def find_max(bin_dir, target, rates, duration, subscribers, relay, work, deadlin
     return lo
 
 
+def datapath(args, work):
+    """The data path alone: host stalls, the highest error-free rate, and at
+    90% of it the proxy, the bare relay and the emulator alone. Returns
+    (highest rate, figures)."""
+    rates = [int(r) for r in args.rates.split(",")]
+    deadline = time.monotonic() + args.budget
+    stalls = cpu_stalls(args.bin)
+    for c in stalls["cpus"]:
+        log(f"  CPU {c['cpu']}: {c['stalls']['500us']['lost_pct']:.2f}% of wall time lost in host stalls "
+            f">= 0.5 ms ({c['stalls']['500us']['count']} in {stalls['seconds']:.0f} s, longest "
+            f"{c['longest_ms']:.1f} ms)")
+    group = Group(args.bin, args.workers, work)
+    log("  " + group.start())
+    try:
+        log("  proxy: searching the highest error-free Modify Bearer rate")
+        top = find_max(args.bin, group, rates, args.duration, args.subscribers, False, work, deadline)
+        if top is None:
+            raise RuntimeError("not even the lowest rate ran without errors")
+        at = int(top * 0.9)
+        setup = calibrate(args.bin, group, args.subscribers, False, work)
+        proxy, proxy_us = measure(args.bin, group, at, args.duration * 2, args.subscribers, False, work, setup)
+    finally:
+        group.stop()
+    relay = Relay(args.bin)
+    try:
+        relay_setup = calibrate(args.bin, relay, args.subscribers, True, work)
+        floor, relay_us = measure(args.bin, relay, at, args.duration * 2, args.subscribers, True, work,
+                                  relay_setup)
+    finally:
+        relay.stop()
+
+    direct, _ = run_peer(args.bin, at, args.duration * 2, args.subscribers, False, work, Nothing(),
+                         direct=True)
+
+    lat = proxy["latency_ms"]["modify_bearer"]
+    flat = floor["latency_ms"]["modify_bearer"]
+    dlat = direct["latency_ms"]["modify_bearer"]
+    log("")
+    log(f"  highest error-free Modify Bearer rate: {top} tx/s (emulator and proxy share the machine)")
+    log(f"  at 90% of it ({at} tx/s, {modifies(proxy)} transactions):")
+    log(f"    proxy  latency p50 {lat['p50']:.3f} ms  p99 {lat['p99']:.3f} ms  p99.9 {lat['p99_9']:.3f} ms")
+    log(f"    relay  latency p50 {flat['p50']:.3f} ms  p99 {flat['p99']:.3f} ms  p99.9 {flat['p99_9']:.3f} ms")
+    log(f"    direct latency p50 {dlat['p50']:.3f} ms  p99 {dlat['p99']:.3f} ms  p99.9 {dlat['p99_9']:.3f} ms"
+        " (emulator alone, SGW straight to PGW)")
+    log(f"    proxy  CPU {proxy_us:.2f} us per Modify Bearer transaction (forwarder + workers)"
+        f" = {1e6 / proxy_us:,.0f} transactions per CPU-second")
+    log(f"    relay  CPU {relay_us:.2f} us per transaction (bare recvmmsg/sendmmsg relay)")
+    log(f"    ratio  proxy / relay = {proxy_us / relay_us:.2f}")
+    return top, {"top_rate": top, "rate_90": at, "proxy": {"cpu_us_per_txn": proxy_us, "latency_ms": lat},
+                 "relay": {"cpu_us_per_txn": relay_us, "latency_ms": flat}, "ratio": proxy_us / relay_us,
+                 "direct": {"latency_ms": dlat}, "cpu_stalls": stalls}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "release", "bin"))
@@ -410,69 +550,38 @@ def main():
     ap.add_argument("--subscribers", type=int, default=5000)
     ap.add_argument("--rates", default="5000,10000,20000,30000,40000,50000,60000,80000")
     ap.add_argument("--budget", type=float, default=240, help="seconds for the whole search")
+    ap.add_argument("--top", type=int, help="the highest error-free Modify Bearer rate, from an earlier run: "
+                    "the data-path search and measurements are skipped")
+    ap.add_argument("--only-persistence", action="store_true", help="the persistence phase alone (needs --top)")
     ap.add_argument("--no-codec", action="store_true")
     ap.add_argument("--no-overload", action="store_true")
     ap.add_argument("--no-persistence", action="store_true")
     args = ap.parse_args()
-    rates = [int(r) for r in args.rates.split(",")]
+    if args.only_persistence:
+        if args.top is None:
+            ap.error("--only-persistence needs --top")
+        args.no_overload = args.no_codec = True
     work = tempfile.mkdtemp(prefix="gtpcp-bench-")
-    deadline = time.monotonic() + args.budget
     try:
         log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), modify-only, "
             f"{args.subscribers} subscribers, {args.duration:.0f} s per step")
-        stalls = cpu_stalls(args.bin)
-        for c in stalls["cpus"]:
-            log(f"  CPU {c['cpu']}: {c['stalls']['500us']['lost_pct']:.2f}% of wall time lost in host stalls "
-                f">= 0.5 ms ({c['stalls']['500us']['count']} in {stalls['seconds']:.0f} s, longest "
-                f"{c['longest_ms']:.1f} ms)")
-        group = Group(args.bin, args.workers, work)
-        log("  " + group.start())
-        try:
-            log("  proxy: searching the highest error-free Modify Bearer rate")
-            top = find_max(args.bin, group, rates, args.duration, args.subscribers, False, work, deadline)
-            if top is None:
-                raise RuntimeError("not even the lowest rate ran without errors")
-            at = int(top * 0.9)
-            setup = calibrate(args.bin, group, args.subscribers, False, work)
-            proxy, proxy_us = measure(args.bin, group, at, args.duration * 2, args.subscribers, False, work, setup)
-        finally:
-            group.stop()
-        relay = Relay(args.bin)
-        try:
-            relay_setup = calibrate(args.bin, relay, args.subscribers, True, work)
-            floor, relay_us = measure(args.bin, relay, at, args.duration * 2, args.subscribers, True, work,
-                                      relay_setup)
-        finally:
-            relay.stop()
-
-        direct, _ = run_peer(args.bin, at, args.duration * 2, args.subscribers, False, work, Nothing(),
-                             direct=True)
-
-        lat = proxy["latency_ms"]["modify_bearer"]
-        flat = floor["latency_ms"]["modify_bearer"]
-        dlat = direct["latency_ms"]["modify_bearer"]
-        log("")
-        log(f"  highest error-free Modify Bearer rate: {top} tx/s (emulator and proxy share the machine)")
-        log(f"  at 90% of it ({at} tx/s, {modifies(proxy)} transactions):")
-        log(f"    proxy  latency p50 {lat['p50']:.3f} ms  p99 {lat['p99']:.3f} ms  p99.9 {lat['p99_9']:.3f} ms")
-        log(f"    relay  latency p50 {flat['p50']:.3f} ms  p99 {flat['p99']:.3f} ms  p99.9 {flat['p99_9']:.3f} ms")
-        log(f"    direct latency p50 {dlat['p50']:.3f} ms  p99 {dlat['p99']:.3f} ms  p99.9 {dlat['p99_9']:.3f} ms"
-            " (emulator alone, SGW straight to PGW)")
-        log(f"    proxy  CPU {proxy_us:.2f} us per Modify Bearer transaction (forwarder + workers)"
-            f" = {1e6 / proxy_us:,.0f} transactions per CPU-second")
-        log(f"    relay  CPU {relay_us:.2f} us per transaction (bare recvmmsg/sendmmsg relay)")
-        log(f"    ratio  proxy / relay = {proxy_us / relay_us:.2f}")
-        result = {"top_rate": top, "rate_90": at, "proxy": {"cpu_us_per_txn": proxy_us, "latency_ms": lat},
-                  "relay": {"cpu_us_per_txn": relay_us, "latency_ms": flat}, "ratio": proxy_us / relay_us,
-                  "direct": {"latency_ms": dlat}, "cpu_stalls": stalls}
+        if args.top is None:
+            top, result = datapath(args, work)
+        else:
+            top, result = args.top, {}
+            log(f"  data path skipped: highest error-free Modify Bearer rate {top} tx/s, as given")
         if not args.no_overload:
             log("")
             result["overload"] = overload(args.bin, work, top, args.duration * 2)
         if not args.no_persistence:
             log("")
-            result["persistence"] = persistence(args.bin, work, max(1000, top // 2), args.duration * 2,
-                                                args.subscribers)
-        with open(os.path.join(ROOT, "build", "bench-datapath.json"), "w") as f:
+            result["persistence"] = persistence(args.bin, work, top, args.duration, args.subscribers)
+        path = os.path.join(ROOT, "build", "bench-datapath.json")
+        if args.top is not None and os.path.exists(path):
+            # A run without the data path replaces only the figures it measured.
+            with open(path) as f:
+                result = {**json.load(f), **result}
+        with open(path, "w") as f:
             json.dump(result, f, indent=2)
     finally:
         shutil.rmtree(work, ignore_errors=True)
