@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   gtpcp::persister::PersisterOptions options;
   options.paths = gtpcp::group::pathsOf(*config);
   options.group = config->group;
+  options.instance = config->instance;
   options.workers = config->workers;
   options.persist_slots = gtpcp::group::ringSizesOf(*config).persist;
   auto& redis = options.redis;

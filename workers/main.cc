@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   options.batch = config->rings.batch;
   options.persist = gtpcp::group::persists(*config);
   options.persist_slots = rings.persist;
+  options.sync = options.persist && config->storage.persist == gtpcp::config::InstanceConfig::Storage::Persist::kSync;
   options.proxy.workers = config->workers;
   options.proxy.index = index;
   options.proxy.sockets = gtpcp::group::socketPlanOf(*config);

@@ -16,28 +16,37 @@ const char* toString(ProcessState s) noexcept {
   return "unknown";
 }
 
-Paths::Paths(std::string group, std::string run_dir)
-    : group_(std::move(group)), run_dir_(std::move(run_dir)) {}
+Paths::Paths(std::string group, std::string run_dir, std::string instance)
+    : group_(std::move(group)), run_dir_(std::move(run_dir)), instance_(std::move(instance)) {}
 
-std::string Paths::forwarderSegment() const { return ring::shmName(group_, "fwd"); }
+std::string Paths::shm(std::string_view object) const {
+  return ring::shmName(group_ + "." + instance_, object);
+}
+
+std::string Paths::forwarderSegment() const { return shm("fwd"); }
 
 std::string Paths::workerSegment(unsigned worker) const {
-  return ring::shmName(group_, "w" + std::to_string(worker));
+  return shm("w" + std::to_string(worker));
 }
 
 std::string Paths::ring(unsigned worker, RingKind kind) const {
-  const char* suffix = kind == RingKind::kPriority ? ".prio"
-                       : kind == RingKind::kNew    ? ".new"
-                       : kind == RingKind::kEgress ? ".egress"
-                                                   : ".persist";
-  return ring::shmName(group_, "w" + std::to_string(worker) + suffix);
+  const char* suffix = "";
+  switch (kind) {
+    case RingKind::kPriority: suffix = ".prio"; break;
+    case RingKind::kNew: suffix = ".new"; break;
+    case RingKind::kEgress: suffix = ".egress"; break;
+    case RingKind::kPersist: suffix = ".persist"; break;
+    case RingKind::kLookup: suffix = ".lookup"; break;
+    case RingKind::kRestore: suffix = ".restore"; break;
+  }
+  return shm("w" + std::to_string(worker) + suffix);
 }
 
 std::string Paths::workerDoorbell(unsigned worker) const {
-  return ring::shmName(group_, "w" + std::to_string(worker) + ".bell");
+  return shm("w" + std::to_string(worker) + ".bell");
 }
 
-std::string Paths::persisterSegment() const { return ring::shmName(group_, "persister"); }
+std::string Paths::persisterSegment() const { return shm("persister"); }
 
 std::string Paths::forwarderDoorbellSocket() const { return run_dir_ + "/forwarder.bell"; }
 std::string Paths::persisterDoorbellSocket() const { return run_dir_ + "/persister.bell"; }

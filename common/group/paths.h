@@ -1,6 +1,7 @@
-// Every name a group uses: shared-memory objects, sockets and files under the
-// run directory. Two groups (an active and a standby on one host, parallel
-// tests) differ in group name and run directory, and so share nothing.
+// Every name an instance of a group uses: shared-memory objects, sockets and
+// files under the run directory. Two instances (an active and a standby of
+// one group on one host, parallel tests) differ in instance name or group
+// name, and in run directory, and so share nothing but their storage.
 #pragma once
 
 #include <cstdint>
@@ -9,17 +10,20 @@
 
 namespace gtpcp::group {
 
-// kPersist: a worker's session changes toward the persister.
-enum class RingKind : uint8_t { kPriority, kNew, kEgress, kPersist };
+// kPersist: a worker's session changes toward the persister. kLookup: a
+// worker's questions to the storage (a session by TEID, a partition's stored
+// TEIDs); kRestore: the persister's answers (workers/lib/restore.h).
+enum class RingKind : uint8_t { kPriority, kNew, kEgress, kPersist, kLookup, kRestore };
 
 class Paths {
  public:
-  Paths(std::string group, std::string run_dir);
+  Paths(std::string group, std::string run_dir, std::string instance = "a");
 
   const std::string& group() const noexcept { return group_; }
   const std::string& runDir() const noexcept { return run_dir_; }
+  const std::string& instance() const noexcept { return instance_; }
 
-  // Shared-memory object names ("/gtpcp.<group>.<object>").
+  // Shared-memory object names ("/gtpcp.<group>.<instance>.<object>").
   std::string forwarderSegment() const;
   std::string workerSegment(unsigned worker) const;
   std::string ring(unsigned worker, RingKind kind) const;
@@ -38,8 +42,11 @@ class Paths {
   static std::string workerName(unsigned worker);
 
  private:
+  std::string shm(std::string_view object) const;
+
   std::string group_;
   std::string run_dir_;
+  std::string instance_;
 };
 
 }  // namespace gtpcp::group

@@ -159,6 +159,15 @@ class Producer {
   // Slots pushed but not yet published.
   std::size_t unpublishedSlots() const noexcept { return write_ - published_; }
 
+  // Where the next record goes: every record pushed or committed so far lies
+  // below it. With released(), a producer can tell when the consumer is done
+  // with a given record (gtpcp's sync persistence: an answer leaves once the
+  // persister released the record of its change, after Redis acknowledged it).
+  uint64_t position() const noexcept { return write_; }
+  // The consumer's released tail, loaded with acquire (pairs with R2): every
+  // record below it was popped and released.
+  uint64_t released() const noexcept;
+
  private:
   Producer(RingHeaderShm* header, uint8_t* slots, uint32_t capacity, uint64_t head,
            uint64_t tail) noexcept;
@@ -374,6 +383,8 @@ inline void Consumer::release() noexcept {
   header_->tail.store(read_, std::memory_order_release);
   released_ = read_;
 }
+
+inline uint64_t Producer::released() const noexcept { return header_->tail.load(std::memory_order_acquire); }
 
 inline bool Consumer::empty() const noexcept {
   if (read_ != head_cache_) return false;

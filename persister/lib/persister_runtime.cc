@@ -10,6 +10,7 @@
 
 #include "common/group/rings.h"
 #include "common/time/clock.h"
+#include "persister/lib/redis_slot.h"
 
 namespace gtpcp::persister {
 
@@ -18,6 +19,10 @@ namespace {
 constexpr uint64_t kIdleWaitMs = 100;
 // How long a stopping persister keeps writing what it holds.
 constexpr uint64_t kFlushOnStopNs = 2'000'000'000;
+// The instance's entry in the group's instance table: renewed every second,
+// valid for three (a missed renewal or two is not a stop).
+constexpr uint64_t kAnnouncePeriodNs = 1'000'000'000;
+constexpr uint64_t kAnnounceValidMs = 3'000;
 }  // namespace
 
 tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::open(const PersisterOptions& options) {
@@ -56,6 +61,29 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
                                                      options.batch_records));
   }
 
+  for (uint32_t w = 0; w < options.workers; ++w) {
+    auto lookups = group::openRingSegment(options.paths.ring(w, group::RingKind::kLookup), worker::kLookupRingSlots);
+    auto answers = group::openRingSegment(options.paths.ring(w, group::RingKind::kRestore), worker::kLookupRingSlots);
+    auto bell = group::openDoorbellSegment(options.paths.workerDoorbell(w));
+    if (!lookups) return tl::unexpected("lookup ring: " + lookups.error().message);
+    if (!answers) return tl::unexpected("restore ring: " + answers.error().message);
+    if (!bell) return tl::unexpected("worker doorbell: " + bell.error().message);
+    auto c = ring::Consumer::attach(lookups->payload(), lookups->payloadSize());
+    auto pr = ring::Producer::attach(answers->payload(), answers->payloadSize());
+    if (!c) return tl::unexpected("lookup ring: " + c.error().message);
+    if (!pr) return tl::unexpected("restore ring: " + pr.error().message);
+    p->lookup_rings_.push_back(std::make_unique<ring::Consumer>(std::move(*c)));
+    p->answer_rings_.push_back(std::make_unique<ring::Producer>(std::move(*pr)));
+    auto* bell_shm = static_cast<ring::DoorbellShm*>(bell->payload());
+    p->worker_bells_.emplace_back(bell_shm);
+    p->restore_segments_.push_back(std::move(*lookups));
+    p->restore_segments_.push_back(std::move(*answers));
+    p->restore_segments_.push_back(std::move(*bell));
+    p->restore_.push_back(std::make_unique<RestoreServer>(*p->lookup_rings_[w], *p->answer_rings_[w],
+                                                          ring::Doorbell(bell_shm), *p->clients_[w], *p->keys_,
+                                                          p->shm_->counters));
+  }
+
   // The workers' doorbell: a byte on this socket when they published while
   // the persister slept.
   const std::string path = options.paths.persisterDoorbellSocket();
@@ -92,8 +120,24 @@ void PersisterRuntime::onDoorbell(void* self, uint32_t) noexcept {
 bool PersisterRuntime::turn() noexcept {
   bool work = false;
   const uint64_t now = monotonicNs();
-  for (auto& c : channels_) work |= c->turn(now);
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
+    if (!channels_[i]->turn(now)) continue;
+    work = true;
+    // Costs a fence and a load unless the worker sleeps.
+    worker_bells_[i].ring();
+  }
+  for (auto& r : restore_) work |= r->turn();
   return work;
+}
+
+void PersisterRuntime::announceInstance(uint64_t now_ns) noexcept {
+  if (now_ns < next_announce_ns_ || clients_.empty()) return;
+  next_announce_ns_ = now_ns + kAnnouncePeriodNs;
+  if (instances_key_.empty()) instances_key_ = "gtpcp:" + options_.group + ":instances";
+  announce_value_ = std::to_string(realtimeNs() / 1'000'000 + kAnnounceValidMs);
+  const std::string_view argv[] = {"HSET", instances_key_, options_.instance, announce_value_};
+  // Unanswered or failed: the next period's write replaces it.
+  (void)clients_[0]->submit(keySlot(instances_key_), argv, RedisCompletion{[](void*, const RedisResult&) noexcept {}, nullptr});
 }
 
 void PersisterRuntime::updateGauges() noexcept {
@@ -119,6 +163,7 @@ void PersisterRuntime::run(const std::atomic<bool>& stop) noexcept {
   while (!stop.load(std::memory_order_relaxed)) {
     const bool work = turn();
     updateGauges();
+    announceInstance(monotonicNs());
     status.heartbeat_ns.store(monotonicNs(), std::memory_order_relaxed);
     if (work) {
       loop_->runOnce(0);
@@ -137,6 +182,7 @@ void PersisterRuntime::run(const std::atomic<bool>& stop) noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     bool idle = true;
     for (auto& c : channels_) idle = idle && c->idle();
+    for (auto& r : restore_) idle = idle && r->idle();
     if (idle) loop_->runOnce(kIdleWaitMs);
     shm_->sleeping.store(0, std::memory_order_relaxed);
   }

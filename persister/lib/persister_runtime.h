@@ -17,12 +17,14 @@
 #include "persister/lib/persister.h"
 #include "persister/lib/persister_shm.h"
 #include "persister/lib/redis_client_impl.h"
+#include "persister/lib/restore_server.h"
 
 namespace gtpcp::persister {
 
 struct PersisterOptions {
   group::Paths paths{"", ""};
   std::string group;
+  std::string instance = "a";
   uint32_t workers = 1;
   uint32_t persist_slots = 65536;
   uint32_t batch_records = 4096;  // change records per batch and channel
@@ -42,6 +44,10 @@ class PersisterRuntime {
   // One look at every channel; true when any did something.
   bool turn() noexcept;
   void updateGauges() noexcept;
+  // Renews this instance's entry in the group's instance table every
+  // second: an instance of the group starting on empty storage keeps the
+  // group's Recovery while another one runs (tools/launcher).
+  void announceInstance(uint64_t now_ns) noexcept;
   static void onDoorbell(void* self, uint32_t events) noexcept;
 
   PersisterOptions options_;
@@ -53,7 +59,18 @@ class PersisterRuntime {
   std::vector<std::unique_ptr<RedisClientImpl>> clients_;
   std::unique_ptr<KeyNames> keys_;
   std::vector<std::unique_ptr<Channel>> channels_;
+  // Restoration: per worker, its look-ups, its answers, its doorbell.
+  std::vector<ring::SharedSegment> restore_segments_;
+  std::vector<std::unique_ptr<ring::Consumer>> lookup_rings_;
+  std::vector<std::unique_ptr<ring::Producer>> answer_rings_;
+  std::vector<std::unique_ptr<RestoreServer>> restore_;
+  // Rung after a channel's turn: a worker holding answers until Redis
+  // acknowledged (storage.persist: sync) waits for the ring's release.
+  std::vector<ring::Doorbell> worker_bells_;
   int bell_ = -1;
+  uint64_t next_announce_ns_ = 0;
+  std::string instances_key_;
+  std::string announce_value_;
   IoHandler bell_handler_;
 };
 

@@ -24,7 +24,12 @@ inline constexpr unsigned kMaxChannels = 64;                   // one per worker
   X(batch_retries, "persister.batch_retries", "batches written again after a failure")                   \
   X(pending_changes, "persister.pending_changes", "changes read and not yet acknowledged (gauge)")       \
   X(lag_ms, "persister.lag_ms", "age of the oldest change not yet in Redis (gauge)")                      \
-  X(storage_up, "persister.storage_up", "1 when every channel reaches a primary for every slot (gauge)")
+  X(storage_up, "persister.storage_up", "1 when every channel reaches a primary for every slot (gauge)") \
+  X(lookups_received, "persister.lookups_received", "questions from the workers: a session by TEID, a partition's stored TEIDs") \
+  X(lookups_found, "persister.lookups_found", "questions answered with a session or a list") \
+  X(lookups_absent, "persister.lookups_absent", "sessions asked for that Redis does not hold") \
+  X(lookups_failed, "persister.lookups_failed", "questions Redis did not answer (unreachable, error, unreadable record)") \
+  X(restore_ring_full, "persister.restore_ring_full", "answers dropped because a worker's restore ring was full")
 
 struct PersisterCounters {
   GTPCP_COUNTER_FIELDS(GTPCP_PERSISTER_COUNTERS)

@@ -85,6 +85,9 @@ class RedisReader {
 
 class PersistenceTest : public DataPathTest {
  protected:
+  // Host 2: a second instance of the group.
+  void SetUp() override { net_ = testing::freeSubnet({kProxyHost, 2, 11, 12, 21, 22, 23, 24, 25, 30}); }
+
   TestGroup& startPersistingGroup(unsigned workers) {
     port_ = testing::freeTcpPort();
     testing::GroupOptions o;
@@ -118,10 +121,21 @@ class PersistenceTest : public DataPathTest {
         },
         10s, 50ms);
   }
-  // The Recovery value the group answers Echo with.
-  int echoRecovery() {
+  // A group of 2 workers on a Redis of the test's own (storage.mode single),
+  // with more storage keys in `storage_extra`.
+  TestGroup& startGroupOn(const testing::RedisServer& redis, const std::string& storage_extra = "") {
+    port_ = redis.port();
+    testing::GroupOptions o;
+    o.workers = 2;
+    o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
+    o.storage_yaml =
+        "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n" + storage_extra;
+    return startGroup(o);
+  }
+  // The Recovery value the group (the instance on `host`) answers Echo with.
+  int echoRecovery(uint8_t host = kProxyHost) {
     testing::UdpSocket sock(net_.addr(30), 0);
-    if (!sock.sendTo(net_.addr(kProxyHost), 2123, echoRequest(0x77, 1))) return -1;
+    if (!sock.sendTo(net_.addr(host), 2123, echoRequest(0x77, 1))) return -1;
     auto r = sock.receive(3s);
     if (!r) return -1;
     Decoded d = decode(r->bytes);
@@ -298,12 +312,7 @@ TEST_F(PersistenceTest, TheGroupsRecoveryChangesOnlyWhenItsStoredSessionsAreGone
 TEST_F(PersistenceTest, RedisUnreachableForFiveSecondsUnderLoadIsCaughtUpWithNothingLost) {
   // A Redis of the test's own (storage.mode single), stopped under load.
   testing::RedisServer redis(tmp_.file("redis"), {});
-  port_ = redis.port();
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
-  o.storage_yaml = "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n";
-  TestGroup& g = startGroup(o);
+  TestGroup& g = startGroupOn(redis);
   ASSERT_FALSE(HasFailure());
   constexpr int kSubscribers = 1000;
   auto pgw = startPgw(ip(21), kSubscribers);
@@ -337,6 +346,149 @@ TEST_F(PersistenceTest, RedisUnreachableForFiveSecondsUnderLoadIsCaughtUpWithNot
   const json s = g.status();
   EXPECT_EQ(TestGroup::workerSum(s, "worker.persist_ring_full"), 0u);
   EXPECT_EQ(TestGroup::process(s, "persister")["counters"].value("persister.storage_up", 0ull), 1u);
+}
+
+TEST_F(PersistenceTest, InSyncModeNothingLeavesBeforeRedisAcknowledgedIt) {
+  testing::RedisServer redis(tmp_.file("redis"), {});
+  TestGroup& g = startGroupOn(redis, "  persist: sync\n");
+  ASSERT_FALSE(HasFailure());
+  constexpr int kSubscribers = 200;
+  auto pgw = startPgw(ip(21), kSubscribers);
+  testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers), "--mode",
+                        "hold", "--setup-rate", "100", "--duration", "2", "--t3-ms", "1000", "--n3", "8"},
+                       g.dir().path(), "sgw");
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return TestGroup::workerSum(g.status(), "worker.sessions_created") >= kSubscribers / 4; }, 10s, 10ms));
+  // Redis stops answering: so does the proxy, for as long.
+  redis.pause();
+  std::this_thread::sleep_for(300ms);
+  const uint64_t sent_before = g.counter("forwarder", "forwarder.datagrams_sent");
+  std::this_thread::sleep_for(1500ms);
+  const uint64_t sent_after = g.counter("forwarder", "forwarder.datagrams_sent");
+  redis.resume();
+  EXPECT_EQ(sent_after, sent_before) << "an answer left before Redis had its change";
+
+  const auto r = sgw.wait(60s);
+  note(r.describe());
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.value("/timeouts"), 0u);
+  EXPECT_EQ(r.value("/sessions/up_at_end"), static_cast<uint64_t>(kSubscribers));
+  // The SGW holds every session it was answered for: Redis has each, at
+  // once, accepted, without waiting for the persister.
+  const auto all = records();
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kSubscribers));
+  EXPECT_TRUE(std::all_of(all.begin(), all.end(), [](const auto& e) { return e.second.proxy().active(); }));
+  const json s = g.status();
+  EXPECT_GT(TestGroup::workerSum(s, "worker.sync_held"), 0u);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.sync_overflow"), 0u);
+}
+
+// The access TEIDs (the key's last 8 hex digits) of `records`, of subscribers
+// whose IMSI starts with `prefix`.
+std::set<std::string> teidsOf(const std::map<std::string, proto::SessionRecord>& records, const std::string& prefix) {
+  std::set<std::string> out;
+  for (const auto& [key, rec] : records) {
+    if (rec.imsi().starts_with(prefix)) out.insert(key.substr(key.size() - 8));
+  }
+  return out;
+}
+
+TEST_F(PersistenceTest, AColdStartServesTheStoredSessionsAndNeverGivesAwayTheirTeids) {
+  TestGroup& g = startPersistingGroup(2);
+  ASSERT_FALSE(HasFailure());
+  constexpr int kSubscribers = 500;
+  constexpr int kNewcomers = 300;
+  const std::string dir = g.dir().path();
+  auto pgw = startPgw(ip(21), kSubscribers + kNewcomers);
+  // Subscribers attach, then run Modify Bearer across the restart, then detach.
+  testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers),
+                        "--imsi-start", "001010000000001", "--mode", "modify-only", "--setup-rate", "2000", "--rate",
+                        "400", "--duration", "8", "--t3-ms", "1000", "--n3", "3"},
+                       dir, "sgw");
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return TestGroup::workerSum(g.status(), "worker.sessions_created") == kSubscribers; }, 15s, 20ms))
+      << g.status().dump(1);
+  ASSERT_TRUE(settledWith(kSubscribers));
+  const std::set<std::string> stored = teidsOf(records(), "00101000");
+  ASSERT_EQ(stored.size(), static_cast<std::size_t>(kSubscribers));
+
+  // The whole group stops, its shared memory removed: a cold start against
+  // the storage (the embedded Redis keeps its append-only file).
+  g.stop();
+  ASSERT_TRUE(g.start()) << "restart";
+  // Newcomers attach while the stored sessions come back one message at a time.
+  testing::PeerRun newcomers({"--sgw", ip(12), "--proxy", proxy(), "--subscribers", std::to_string(kNewcomers),
+                              "--imsi-start", "001019000000001", "--mode", "hold", "--setup-rate", "1000",
+                              "--duration", "60", "--t3-ms", "1000"},
+                             dir, "newcomers");
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return TestGroup::workerSum(g.status(), "worker.sessions_created") == kNewcomers; }, 20s, 20ms))
+      << g.status().dump(1);
+
+  const testing::PeerResult r = sgw.wait(60s);
+  note(r.describe());
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.value("/timeouts"), 0u) << "every Modify Bearer and Delete Session answered, across the restart";
+  EXPECT_EQ(r.value("/mismatches/total"), 0u);
+  const json s = g.status();
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.restore_found"), static_cast<uint64_t>(kSubscribers)) << s.dump(1);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.context_not_found"), 0u);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.restore_conflicts"), 0u);
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.sessions_stored"), 0u) << "every stored session came back";
+
+  // The detach removed the stored ones; the newcomers' TEIDs are all new.
+  ASSERT_TRUE(settledWith(kNewcomers));
+  const std::set<std::string> fresh = teidsOf(records(), "00101900");
+  EXPECT_EQ(fresh.size(), static_cast<std::size_t>(kNewcomers));
+  for (const std::string& t : fresh) EXPECT_FALSE(stored.contains(t)) << "TEID " << t << " was a stored session's";
+  ::kill(newcomers.pid(), SIGTERM);
+  newcomers.wait(30s);
+}
+
+TEST_F(PersistenceTest, ASecondInstanceOfTheGroupServesTheFirstOnesSessions) {
+  TestGroup& a = startPersistingGroup(2);
+  ASSERT_FALSE(HasFailure());
+  // Instance b of the same group, on its own address and run directory,
+  // against the same Redis (a's embedded one).
+  testing::GroupOptions o;
+  o.workers = 2;
+  o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
+  o.group = a.group();
+  o.instance = "b";
+  o.address = net_.addr(2);
+  o.storage_yaml = "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n";
+  TestGroup b(o);
+  ASSERT_TRUE(b.start()) << b.diagnostics();
+  // The storage is empty, but a runs: b keeps the group's value, or the
+  // peers of a's sessions would drop them at the failover.
+  EXPECT_EQ(echoRecovery(2), echoRecovery(kProxyHost));
+
+  constexpr int kSubscribers = 500;
+  auto pgw = startPgw(ip(21), kSubscribers);
+  // Attach and modify through a; after 3 s everything the SGW sends goes to
+  // b instead, as when the group's address moves to the other instance.
+  const testing::PeerResult r =
+      runPeer({"--sgw", ip(11), "--proxy", proxy(), "--failover-to", ip(2), "--failover-after", "3",
+               "--subscribers", std::to_string(kSubscribers), "--mode", "modify-only", "--setup-rate", "2000",
+               "--rate", "400", "--duration", "6", "--t3-ms", "1000"},
+              60s, "sgw");
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.value("/timeouts"), 0u);
+  EXPECT_EQ(r.value("/mismatches/total"), 0u);
+  EXPECT_TRUE(r.summary.value("/failover/switched"_json_pointer, false)) << r.describe();
+
+  const json sa = a.status();
+  const json sb = b.status();
+  note(sb.dump(1));
+  EXPECT_EQ(TestGroup::workerSum(sa, "worker.sessions_created"), static_cast<uint64_t>(kSubscribers));
+  EXPECT_EQ(TestGroup::workerSum(sb, "worker.sessions_created"), 0u) << "b made none";
+  EXPECT_EQ(TestGroup::workerSum(sb, "worker.restore_found"), static_cast<uint64_t>(kSubscribers))
+      << "b read every session back once";
+  EXPECT_EQ(TestGroup::workerSum(sb, "worker.context_not_found"), 0u);
+  EXPECT_GT(TestGroup::workerSum(sb, "worker.transactions_completed"), static_cast<uint64_t>(kSubscribers));
+  // b's detaches removed them from the storage.
+  EXPECT_TRUE(settledWith(0)) << records().size() << " records left";
+  b.stop();
 }
 
 }  // namespace

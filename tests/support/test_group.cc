@@ -26,13 +26,15 @@ TestGroup::TestGroup(unsigned workers, const std::string& routing_yaml, const st
 
 TestGroup::TestGroup(const GroupOptions& o)
     : address_(o.address ? *o.address : freeLoopback()), workers_(o.workers) {
-  group_ = "t" + std::to_string(getpid()) + "-" + std::to_string(g_groups++);
+  group_ = !o.group.empty() ? o.group : "t" + std::to_string(getpid()) + "-" + std::to_string(g_groups++);
+  instance_ = o.instance.empty() ? "a" : o.instance;
   run_dir_ = dir_.file("run");
   config_ = dir_.file("gtpcp.yaml");
   writeFile(dir_.file("routing.yaml"), o.routing_yaml);
   std::ostringstream y;
   y << "group: " << group_ << "\nrun_dir: " << run_dir_ << "\nworkers: " << o.workers
     << "\nrouting: routing.yaml\n";
+  if (!o.instance.empty()) y << "instance: " << o.instance << "\n";
   if (!o.log_level.empty()) y << "log:\n  level: " << o.log_level << "\n";
   y << "gtpc:\n  access:\n    ipv4: " << testing::toString(address_) << "\n";
   if (o.recovery) y << "  recovery: " << *o.recovery << "\n";
@@ -113,7 +115,7 @@ int TestGroup::pidOf(const std::string& name) {
 
 std::vector<std::string> TestGroup::sharedMemoryObjects() const {
   std::vector<std::string> out;
-  const std::string prefix = "gtpcp." + group_ + ".";
+  const std::string prefix = "gtpcp." + group_ + "." + instance_ + ".";
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec)) {
     const std::string name = e.path().filename().string();

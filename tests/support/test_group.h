@@ -28,6 +28,10 @@ struct GroupOptions {
   // "mode: off" (no Redis), so that tests run side by side without sharing one.
   std::string storage_yaml = "  mode: off\n";
   std::string extra_yaml;                 // more top-level keys, as YAML text
+  // Another instance of an existing group (same name, same storage); default:
+  // a group name of its own and instance "a".
+  std::string group;
+  std::string instance;
 };
 
 class TestGroup {
@@ -59,8 +63,8 @@ class TestGroup {
   // The pid `gtpcp status` gives for `process`, 0 when it runs no more.
   int pidOf(const std::string& process);
 
-  // The group's objects now in /dev/shm ("gtpcp.<group>.*"): empty once
-  // stopped.
+  // The instance's objects now in /dev/shm ("gtpcp.<group>.<instance>.*"):
+  // empty once stopped.
   std::vector<std::string> sharedMemoryObjects() const;
   // What a failing test prints: launcher output, `gtpcp status`, the tail of
   // every log in the run directory.
@@ -79,6 +83,7 @@ class TestGroup {
   gtp::Ipv4 address_;
   unsigned workers_;
   std::string group_;
+  std::string instance_;
   std::string config_;
   std::string run_dir_;
   std::string launcher_output_;

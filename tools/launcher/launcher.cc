@@ -146,7 +146,7 @@ Group::Group(config::InstanceConfig config, std::string config_path, std::string
     : config_(std::move(config)),
       config_path_(fs::absolute(config_path).string()),
       bin_dir_(std::move(bin_dir)),
-      paths_(config_.group, config_.run_dir.resolved) {}
+      paths_(group::pathsOf(config_)) {}
 
 std::string Group::findBinary(const std::string& name) const {
   // Installed side by side, as the build tree has them too (build/<tree>/bin).
@@ -213,14 +213,30 @@ bool Group::settleRecovery(std::ostream& out) {
     const std::string key = "gtpcp:" + config_.group + ":recovery";
     auto stored = redis.run({"GET", key});
     auto sessions = redis.anyKey("gtpcp:" + config_.group + ":*:s:*");
-    if (!stored || !sessions) {
-      out << "recovery: cannot read the group's storage (" << (!stored ? stored.error() : sessions.error())
+    auto instances = redis.run({"HGETALL", "gtpcp:" + config_.group + ":instances"});
+    if (!stored || !sessions || !instances) {
+      out << "recovery: cannot read the group's storage ("
+          << (!stored ? stored.error() : !sessions ? sessions.error() : instances.error())
           << "); the group's Recovery would be unknown\n";
       return false;
     }
+    // Another instance of the group that runs (its persister renews its
+    // entry every second) has announced the value to peers: an empty
+    // storage then only means it holds no session now.
+    std::string running;
+    const uint64_t now_ms = realtimeNs() / 1'000'000;
+    if ((*instances)->type == REDIS_REPLY_ARRAY) {
+      for (std::size_t i = 0; i + 1 < (*instances)->elements; i += 2) {
+        const std::string name((*instances)->element[i]->str, (*instances)->element[i]->len);
+        const uint64_t until = std::strtoull((*instances)->element[i + 1]->str, nullptr, 10);
+        if (name != config_.instance && until > now_ms) running = name;
+      }
+    }
     const bool known = (*stored)->type == REDIS_REPLY_STRING;
     if (known) value = std::atoi((*stored)->str);
-    if (!known || !*sessions) {
+    if (known && !running.empty()) {
+      out << "recovery: " << value << " (kept: instance " << running << " of the group runs)\n";
+    } else if (!known || !*sessions) {
       value = (value + 1) % 256;
       out << "recovery: " << value << " (the group's storage holds no session: peers must forget theirs)\n";
     } else {
@@ -401,7 +417,7 @@ bool Group::stop(std::ostream& out, bool keep_state, int timeout_ms) {
       ring::SharedSegment::remove(paths_.workerSegment(w));
       ring::SharedSegment::remove(paths_.workerDoorbell(w));
       for (auto k : {group::RingKind::kPriority, group::RingKind::kNew, group::RingKind::kEgress,
-                     group::RingKind::kPersist})
+                     group::RingKind::kPersist, group::RingKind::kLookup, group::RingKind::kRestore})
         ring::SharedSegment::remove(paths_.ring(w, k));
     }
   }

@@ -15,6 +15,7 @@
 #include "common/gtp/v2/validate.h"
 #include "common/partition.h"
 #include "common/time/clock.h"
+#include "workers/lib/restore.h"
 
 namespace gtpcp::worker {
 
@@ -179,6 +180,8 @@ void Proxy::handleRequest(Context& c) noexcept {
   }
   SessionShm* session = sessions_.find(h.teid);
   if (session == nullptr) {
+    // Perhaps a session of the storage: held until Redis says.
+    if (restorer_ != nullptr && restorer_->hold(c.arrival, c.bytes, h.teid, h.sequence_number)) return;
     counters_.context_not_found.add();
     reject(c, static_cast<uint8_t>(Cause::kContextNotFound));
     return;
@@ -393,6 +396,10 @@ void Proxy::relayOneWay(Context& c) noexcept {
   // sequence number, as for a request.
   const Header& h = c.message.header();
   SessionShm* session = h.teidPresent() && h.teid != 0 ? sessions_.find(h.teid) : nullptr;
+  if (session == nullptr && h.teidPresent() && h.teid != 0 && restorer_ != nullptr &&
+      restorer_->hold(c.arrival, c.bytes, h.teid, h.sequence_number)) {
+    return;
+  }
   if (session == nullptr || session->state != kActive) {
     counters_.messages_dropped.add();
     return;

@@ -28,6 +28,8 @@
 
 namespace gtpcp::worker {
 
+class Restorer;
+
 struct ProxySettings {
   uint32_t workers = 1;
   uint32_t index = 0;
@@ -71,6 +73,9 @@ class Proxy {
 
   // Where changes of sessions go for Redis; none: not persisted.
   void setPersist(PersistSink* sink) noexcept;
+  // Who asks the storage for sessions this worker does not hold; none: a
+  // message for an unknown TEID is answered Context Not Found at once.
+  void setRestorer(Restorer* restorer) noexcept { restorer_ = restorer; }
 
   struct Context;  // the datagram being handled
 
@@ -196,6 +201,7 @@ class Proxy {
   uint64_t now_ns_ = 0;        // the latest CLOCK_MONOTONIC reading seen
   uint64_t now_wall_ns_ = 0;   // CLOCK_REALTIME of the datagram or turn being handled
   std::optional<ChangeWriter> changes_;
+  Restorer* restorer_ = nullptr;
 
   struct GatewayWatch {
     const forwarder::GatewayStatusShm* status = nullptr;  // none: unchecked, counts as up

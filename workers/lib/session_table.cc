@@ -10,6 +10,7 @@ SessionTable::SessionTable(const WorkerLayout& layout, PartitionShm* partitions,
 
 void SessionTable::rebuild() noexcept {
   active_ = 0;
+  stored_ = 0;
   for (uint32_t lp = 0; lp < layout_.local_partitions; ++lp) {
     PartitionShm& p = partitions_[lp];
     if (p.high_water > layout_.per_partition) p.high_water = layout_.per_partition;
@@ -21,6 +22,8 @@ void SessionTable::rebuild() noexcept {
       if (session.state == static_cast<uint8_t>(SessionState::kFree)) {
         session.free_next = p.free_head;
         p.free_head = s;
+      } else if (session.state == static_cast<uint8_t>(SessionState::kStored)) {
+        ++stored_;
       } else {
         ++p.used;
       }
@@ -54,18 +57,107 @@ SessionShm* SessionTable::allocate(uint16_t partition) noexcept {
   return &s;
 }
 
-SessionShm* SessionTable::find(uint32_t teid) noexcept {
+SessionShm* SessionTable::slotOf(uint32_t teid, uint32_t& lp) const noexcept {
   const TeidParts t = splitTeid(teid);
   if (t.partition % layout_.workers != layout_.index || t.slot >= layout_.per_partition) return nullptr;
-  const uint32_t lp = layout_.localPartition(t.partition);
-  if (t.slot >= partitions_[lp].high_water) return nullptr;
-  SessionShm& s = sessions_[uint64_t{lp} * layout_.per_partition + t.slot];
-  if (s.state == static_cast<uint8_t>(SessionState::kFree) || s.generation != t.generation) return nullptr;
-  return &s;
+  lp = layout_.localPartition(t.partition);
+  if (lp >= layout_.local_partitions) return nullptr;
+  return &sessions_[uint64_t{lp} * layout_.per_partition + t.slot];
+}
+
+SessionShm* SessionTable::find(uint32_t teid) noexcept {
+  uint32_t lp;
+  SessionShm* s = slotOf(teid, lp);
+  if (s == nullptr || splitTeid(teid).slot >= partitions_[lp].high_water) return nullptr;
+  if (!isLive(s->state) || s->generation != splitTeid(teid).generation) return nullptr;
+  return s;
+}
+
+bool SessionTable::mayBeStored(uint32_t teid) const noexcept {
+  uint32_t lp;
+  const SessionShm* s = slotOf(teid, lp);
+  if (s == nullptr) return false;
+  const TeidParts t = splitTeid(teid);
+  if (t.generation < kFirstGeneration || t.generation > kLastGeneration) return false;
+  if (t.slot >= partitions_[lp].high_water || s->state == static_cast<uint8_t>(SessionState::kFree)) return true;
+  return s->state == static_cast<uint8_t>(SessionState::kStored) && s->generation == t.generation;
+}
+
+void SessionTable::claim(uint32_t lp, uint32_t slot) noexcept {
+  PartitionShm& p = partitions_[lp];
+  SessionShm* base = sessions_ + uint64_t{lp} * layout_.per_partition;
+  if (slot >= p.high_water) {
+    // The slots skipped over are free: chained like rebuild() would.
+    for (uint32_t s = slot; s-- > p.high_water;) {
+      base[s].state = static_cast<uint8_t>(SessionState::kFree);
+      base[s].free_next = p.free_head;
+      p.free_head = s;
+    }
+    p.high_water = slot + 1;
+    return;
+  }
+  // A free slot somewhere in the chain: rare (a session another instance
+  // made after this one read the stored TEIDs), so a walk is good enough.
+  uint32_t* link = &p.free_head;
+  while (*link != kNoSlot && *link != slot) link = &base[*link].free_next;
+  if (*link == slot) *link = base[slot].free_next;
+}
+
+bool SessionTable::reserve(uint32_t teid) noexcept {
+  uint32_t lp;
+  SessionShm* s = slotOf(teid, lp);
+  if (s == nullptr) return false;
+  const TeidParts t = splitTeid(teid);
+  const uint32_t slot = t.slot;
+  const bool above = slot >= partitions_[lp].high_water;
+  if (!above && isLive(s->state)) return s->generation == t.generation;
+  if (!above && s->state == static_cast<uint8_t>(SessionState::kStored)) {
+    s->generation = t.generation;
+    return true;
+  }
+  claim(lp, slot);
+  *s = SessionShm{};
+  s->generation = t.generation;
+  s->free_next = kNoSlot;
+  s->state = static_cast<uint8_t>(SessionState::kStored);
+  ++stored_;
+  return true;
+}
+
+SessionShm* SessionTable::install(uint32_t teid, const SessionShm& record) noexcept {
+  uint32_t lp;
+  SessionShm* s = slotOf(teid, lp);
+  if (s == nullptr || !isLive(record.state)) return nullptr;
+  const TeidParts t = splitTeid(teid);
+  const bool above = t.slot >= partitions_[lp].high_water;
+  if (!above && isLive(s->state)) return s->generation == t.generation ? s : nullptr;
+  if (!above && s->state == static_cast<uint8_t>(SessionState::kStored)) {
+    --stored_;
+  } else {
+    claim(lp, t.slot);
+  }
+  *s = record;
+  s->generation = t.generation;
+  s->free_next = kNoSlot;
+  ++partitions_[lp].used;
+  ++active_;
+  return s;
+}
+
+void SessionTable::forget(uint32_t teid) noexcept {
+  uint32_t lp;
+  SessionShm* s = slotOf(teid, lp);
+  if (s == nullptr || splitTeid(teid).slot >= partitions_[lp].high_water) return;
+  if (s->state != static_cast<uint8_t>(SessionState::kStored) || s->generation != splitTeid(teid).generation) return;
+  PartitionShm& p = partitions_[lp];
+  s->state = static_cast<uint8_t>(SessionState::kFree);
+  s->free_next = p.free_head;
+  p.free_head = splitTeid(teid).slot;
+  --stored_;
 }
 
 void SessionTable::release(SessionShm& session) noexcept {
-  if (session.state == static_cast<uint8_t>(SessionState::kFree)) return;
+  if (!isLive(session.state)) return;
   const uint64_t i = indexOf(session);
   PartitionShm& p = partitions_[i / layout_.per_partition];
   // The state is the truth; the generation stays so the next allocation of

@@ -5,7 +5,8 @@
 // Free slots are chained per partition; the chains and counts are derived
 // from the slots' states and rebuilt by rebuild() whenever a worker attaches,
 // so a worker killed at any instruction leaves nothing that a successor cannot
-// repair. Slots are handed out from the low end of each partition (the
+// repair. Slots reserved for stored sessions (kStored) are neither free nor
+// live: no allocation takes them, no walk visits them. Slots are handed out from the low end of each partition (the
 // high-water mark grows only when no freed slot is left), so memory pages of
 // the segment are touched only as sessions actually exist.
 //
@@ -33,6 +34,24 @@ class SessionTable {
   SessionShm* find(uint32_t teid) noexcept;
   void release(SessionShm& session) noexcept;
 
+  // -- sessions held in the storage (restore.h)
+  // Whether `teid`, naming no live session, may name a stored one: its slot
+  // is this worker's and free, or reserved for a stored session of the same
+  // generation.
+  bool mayBeStored(uint32_t teid) const noexcept;
+  // Reserves the slot of a stored session's TEID (kStored) unless a session
+  // lives there. False when the slot is live with another generation (a
+  // conflict: this worker gave it away).
+  bool reserve(uint32_t teid) noexcept;
+  // The stored session `record` (a slot as the storage has it) brought in
+  // under `teid`: the live session, or nullptr when its slot is live with
+  // another generation (a conflict) or out of this worker's geometry. An
+  // already live session of the same generation is returned as it is.
+  SessionShm* install(uint32_t teid, const SessionShm& record) noexcept;
+  // The storage holds no session `teid`: a slot reserved for it is freed.
+  void forget(uint32_t teid) noexcept;
+  uint64_t stored() const noexcept { return stored_; }
+
   uint32_t teid(const SessionShm& session, Leg leg) const noexcept;
   uint16_t partitionOf(const SessionShm& session) const noexcept;
   uint64_t active() const noexcept { return active_; }
@@ -58,7 +77,7 @@ class SessionTable {
       }
       SessionShm& session = sessions_[uint64_t{cursor.partition} * layout_.per_partition + cursor.slot];
       ++looked;
-      if (session.state != static_cast<uint8_t>(SessionState::kFree) && !visit(session)) break;
+      if (isLive(session.state) && !visit(session)) break;
       ++cursor.slot;
     }
     return looked;
@@ -73,7 +92,7 @@ class SessionTable {
     const uint32_t lp = layout_.localPartition(partition);
     for (uint32_t s = 0; s < partitions_[lp].high_water; ++s) {
       SessionShm& session = sessions_[uint64_t{lp} * layout_.per_partition + s];
-      if (session.state != static_cast<uint8_t>(SessionState::kFree) && match(session)) return &session;
+      if (isLive(session.state) && match(session)) return &session;
     }
     return nullptr;
   }
@@ -84,18 +103,24 @@ class SessionTable {
     for (uint32_t lp = 0; lp < layout_.local_partitions; ++lp) {
       for (uint32_t s = 0; s < partitions_[lp].high_water; ++s) {
         SessionShm& session = sessions_[uint64_t{lp} * layout_.per_partition + s];
-        if (session.state != static_cast<uint8_t>(SessionState::kFree)) f(session);
+        if (isLive(session.state)) f(session);
       }
     }
   }
 
  private:
   uint64_t indexOf(const SessionShm& s) const noexcept { return static_cast<uint64_t>(&s - sessions_); }
+  // The slot `teid` names when it is in this worker's geometry, else nullptr.
+  SessionShm* slotOf(uint32_t teid, uint32_t& local_partition) const noexcept;
+  // Takes the free slot `slot` of local partition `lp` out of the free chain
+  // (or raises the high-water mark to it): it is about to be used.
+  void claim(uint32_t lp, uint32_t slot) noexcept;
 
   WorkerLayout layout_;
   PartitionShm* partitions_;
   SessionShm* sessions_;
   uint64_t active_ = 0;
+  uint64_t stored_ = 0;
 };
 
 }  // namespace gtpcp::worker

@@ -55,6 +55,17 @@ namespace gtpcp::worker {
   X(recovery_rewritten, "worker.recovery_rewritten", "Recovery IEs of relayed messages set to the group's value") \
   X(persist_changes, "worker.persist_changes", "session changes written to the persist ring") \
   X(persist_ring_full, "worker.persist_ring_full", "session changes lost because the persist ring was full") \
+  X(sessions_stored, "worker.sessions_stored", "sessions known to be in the storage and not yet restored: their TEIDs are reserved (gauge)") \
+  X(restore_parked, "worker.restore_parked", "messages for a TEID the worker does not hold, held while the storage is asked") \
+  X(restore_duplicates, "worker.restore_duplicates", "retransmissions of a held message, dropped (the first copy is answered)") \
+  X(restore_found, "worker.restore_found", "sessions read back from the storage and served") \
+  X(restore_absent, "worker.restore_absent", "look-ups the storage had no record for (answered Context Not Found)") \
+  X(restore_failed, "worker.restore_failed", "look-ups the storage could not answer; their messages were dropped (peers retransmit)") \
+  X(restore_timeouts, "worker.restore_timeouts", "look-ups unanswered in time; their messages were dropped (peers retransmit)") \
+  X(restore_overflow, "worker.restore_overflow", "messages dropped because too many were held, or too large to hold") \
+  X(restore_conflicts, "worker.restore_conflicts", "stored sessions whose slot this worker had given to another session") \
+  X(sync_held, "worker.sync_held", "datagrams held until Redis acknowledged the changes before them (storage.persist: sync)") \
+  X(sync_overflow, "worker.sync_overflow", "datagrams dropped because too many were held for Redis (peers retransmit)") \
   X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTPv2-C, unexpected)")
 
 struct WorkerCounters {

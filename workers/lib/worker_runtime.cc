@@ -41,10 +41,67 @@ class PublishedRing {
   bool pending_ = false;
 };
 
+// The egress ring; with sync persistence, also where answers wait for Redis.
+//
+// Sync. What one datagram's handling sends is staged; once handled, the
+// staged datagrams go at once when the persister has released every change
+// record written so far, else they are held, in order, tagged with the
+// persist ring's position, and leave when the persister's released tail
+// passes it. Holding behind every earlier record, not just the datagram's
+// own, keeps the rule simple and makes an answer replayed from the cache
+// wait like the first copy did.
 class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
  public:
-  using PublishedRing::PublishedRing;
+  RingEgress(ring::Producer producer, WorkerCounters& counters, uint64_t hold_bytes)
+      : PublishedRing(std::move(producer)), counters_(counters) {
+    if (hold_bytes != 0) {
+      bytes_.resize(hold_bytes);
+      entries_.resize(kMaxHeld);
+    }
+  }
+
   bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
+    if (staging_) return stage(socket, to, bytes);
+    return push(socket, to, bytes);
+  }
+
+  void beginStaging() noexcept {
+    staging_ = true;
+    staged_first_ = count_;
+  }
+  // The handling is over: its datagrams leave now when nothing is unreleased
+  // below `position`, else wait for it.
+  void endStaging(uint64_t position, uint64_t released) noexcept {
+    staging_ = false;
+    for (uint32_t i = staged_first_; i < count_; ++i) entries_[(head_ + i) % kMaxHeld].position = position;
+    if (count_ != staged_first_) counters_.sync_held.add(count_ - staged_first_);
+    releaseHeld(released);
+  }
+  // Sends what waited for records now released.
+  void releaseHeld(uint64_t released) noexcept {
+    while (count_ != 0) {
+      const Held& h = entries_[head_];
+      if (h.position > released) break;
+      if (!push(h.socket, h.to, {bytes_.data() + h.offset, h.length})) break;  // the egress ring is full: next turn
+      head_ = (head_ + 1) % kMaxHeld;
+      --count_;
+    }
+    if (count_ == 0) used_end_ = 0;
+  }
+  bool holding() const noexcept { return count_ != 0; }
+  uint64_t oldestHeld() const noexcept { return count_ == 0 ? 0 : entries_[head_].position; }
+
+ private:
+  static constexpr uint32_t kMaxHeld = 65536;
+  struct Held {
+    uint8_t socket;
+    net::Address to;
+    uint64_t offset;
+    uint32_t length;
+    uint64_t position;  // leaves once the persister's released tail reaches it
+  };
+
+  bool push(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
     ring::DatagramMeta meta{};
     meta.local_socket = socket;
     group::setPeer(meta, to);
@@ -52,6 +109,27 @@ class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
     pending_ = true;
     return true;
   }
+  bool stage(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
+    // The bytes are appended; space is reclaimed once everything held left.
+    if (count_ == kMaxHeld || bytes_.size() - used_end_ < bytes.size()) {
+      counters_.sync_overflow.add();
+      return true;  // dropped: the peer retransmits
+    }
+    std::memcpy(bytes_.data() + used_end_, bytes.data(), bytes.size());
+    entries_[(head_ + count_) % kMaxHeld] = Held{socket, to, used_end_, static_cast<uint32_t>(bytes.size()), 0};
+    used_end_ += bytes.size();
+    ++count_;
+    return true;
+  }
+
+  WorkerCounters& counters_;
+  bool staging_ = false;
+  std::vector<uint8_t> bytes_;
+  std::vector<Held> entries_;
+  uint32_t head_ = 0;
+  uint32_t count_ = 0;
+  uint32_t staged_first_ = 0;  // entries [staged_first_, count_) belong to the handling under way
+  uint64_t used_end_ = 0;
 };
 
 class WorkerRuntime::RingPersist final : public PersistSink, public PublishedRing {
@@ -67,6 +145,21 @@ class WorkerRuntime::RingPersist final : public PersistSink, public PublishedRin
   void commit(std::size_t length) noexcept override {
     producer_.commit(length);
     pending_ = true;
+  }
+  uint64_t position() const noexcept { return producer_.position(); }
+  uint64_t released() const noexcept { return producer_.released(); }
+};
+
+class WorkerRuntime::RingLookup final : public LookupSink, public PublishedRing {
+ public:
+  using PublishedRing::PublishedRing;
+  bool lookup(LookupKind kind, uint16_t partition, std::span<const uint8_t> body) noexcept override {
+    ring::DatagramMeta meta{};
+    meta.flags = static_cast<uint16_t>(kind);
+    meta.aux = partition;
+    if (!producer_.push(meta, body)) return false;
+    pending_ = true;
+    return true;
   }
 };
 
@@ -162,7 +255,8 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
   if (!e) return tl::unexpected(e.error().message);
   w->priority_ = std::make_unique<ring::Consumer>(std::move(*p));
   w->fresh_ = std::make_unique<ring::Consumer>(std::move(*n));
-  w->egress_ = std::make_unique<RingEgress>(std::move(*e));
+  w->egress_ = std::make_unique<RingEgress>(std::move(*e), w->header_->counters,
+                                            options.sync && options.persist ? options.sync_hold_bytes : 0);
   w->doorbell_ = std::make_unique<ring::Doorbell>(static_cast<ring::DoorbellShm*>(w->segments_[4].payload()));
 
   w->proxy_ = std::make_unique<Proxy>(options.proxy, *w->header_, *w->sessions_, *w->transactions_, routing,
@@ -176,6 +270,7 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
     auto producer = ring::Producer::attach(w->segments_.back().payload(), w->segments_.back().payloadSize());
     if (!producer) return tl::unexpected(producer.error().message);
     w->persist_ = std::make_unique<RingPersist>(std::move(*producer));
+    w->sync_ = options.sync;
     w->proxy_->setPersist(w->persist_.get());
     auto per = ring::SharedSegment::createOrAttach(
         options.paths.persisterSegment(), sizeof(persister::PersisterShm), persister::kPersisterSegmentKind,
@@ -186,6 +281,24 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
     if (!per) return tl::unexpected(per.error().message);
     w->persister_segment_.emplace(std::move(*per));
     w->persister_sleeping_ = &static_cast<persister::PersisterShm*>(w->persister_segment_->payload())->sleeping;
+
+    auto lookup_seg = group::openRingSegment(options.paths.ring(options.index, group::RingKind::kLookup),
+                                             kLookupRingSlots);
+    if (!lookup_seg) return tl::unexpected(lookup_seg.error().message);
+    w->segments_.push_back(std::move(*lookup_seg));
+    auto lookups = ring::Producer::attach(w->segments_.back().payload(), w->segments_.back().payloadSize());
+    if (!lookups) return tl::unexpected(lookups.error().message);
+    w->lookups_ = std::make_unique<RingLookup>(std::move(*lookups));
+    auto restore_seg = group::openRingSegment(options.paths.ring(options.index, group::RingKind::kRestore),
+                                              kLookupRingSlots);
+    if (!restore_seg) return tl::unexpected(restore_seg.error().message);
+    w->segments_.push_back(std::move(*restore_seg));
+    auto restore = ring::Consumer::attach(w->segments_.back().payload(), w->segments_.back().payloadSize());
+    if (!restore) return tl::unexpected(restore.error().message);
+    w->restore_ = std::make_unique<ring::Consumer>(std::move(*restore));
+    w->restorer_ = std::make_unique<Restorer>(options.restore, layout, *w->sessions_, w->header_->counters,
+                                              *w->lookups_, w->header_->stored_teids_loaded);
+    w->proxy_->setRestorer(w->restorer_.get());
   }
   w->bell_socket_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (w->bell_socket_ < 0) return tl::unexpected(std::string("socket(AF_UNIX): ") + std::strerror(errno));
@@ -207,10 +320,35 @@ std::size_t WorkerRuntime::drain(ring::Consumer& ring, std::size_t limit, uint64
     a.now_ns = now;
     a.wall_ns = wall;
     // The slot is this worker's until release(): the proxy patches in place.
-    proxy_->handle(a, std::span<uint8_t>(const_cast<uint8_t*>(r->payload.data()), r->payload.size()));
+    handle(a, std::span<uint8_t>(const_cast<uint8_t*>(r->payload.data()), r->payload.size()));
     ring.pop();
     ++n;
   }
+  return n;
+}
+
+void WorkerRuntime::handle(const Arrival& a, std::span<uint8_t> datagram) noexcept {
+  if (!sync_) {
+    proxy_->handle(a, datagram);
+    return;
+  }
+  egress_->beginStaging();
+  proxy_->handle(a, datagram);
+  egress_->endStaging(persist_->position(), persist_->released());
+}
+
+std::size_t WorkerRuntime::drainRestore(uint64_t now, uint64_t wall) noexcept {
+  std::size_t n = 0;
+  const Restorer::Replay replay{[](void* self, const Arrival& a, std::span<uint8_t> datagram) noexcept {
+                                  static_cast<WorkerRuntime*>(self)->handle(a, datagram);
+                                },
+                                this};
+  while (auto r = restore_->peek()) {
+    restorer_->apply(static_cast<LookupKind>(r->meta->flags), r->payload, now, wall, replay);
+    restore_->pop();
+    ++n;
+  }
+  if (n != 0) restore_->release();
   return n;
 }
 
@@ -247,19 +385,36 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     const uint64_t wall = realtimeNs();
     // Established sessions first and without limit beyond a few batches;
     // then one batch of new sessions.
-    std::size_t n = drain(*priority_, batch * 4, now, wall);
-    n += drain(*fresh_, batch, now, wall);
-    if (n != 0) {
-      priority_->release();
-      fresh_->release();
-    }
+    // Sessions the storage sent back first: their held messages are the oldest.
+    std::size_t n = restorer_ ? drainRestore(now, wall) : 0;
+    const std::size_t taken = drain(*priority_, batch * 4, now, wall);
+    n += taken;
+    // New sessions wait until the stored sessions' TEIDs are reserved.
+    const bool creating = !restorer_ || restorer_->ready();
+    const std::size_t fresh = creating ? drain(*fresh_, batch, now, wall) : 0;
+    n += fresh;
+    if (taken != 0) priority_->release();
+    if (fresh != 0) fresh_->release();
     // Timers send too: failovers, Delete Bearer Requests after a gateway restart.
     proxy_->tick(now);
+    if (restorer_) restorer_->tick(now);
+    if (sync_ && egress_->holding()) egress_->releaseHeld(persist_->released());
     if (egress_->publish()) wakeForwarder();
-    if (persist_ && persist_->publish()) wakePersister();
+    bool persister_work = persist_ && persist_->publish();
+    persister_work = (lookups_ && lookups_->publish()) || persister_work;
+    if (persister_work) wakePersister();
     status.heartbeat_ns.store(now, std::memory_order_relaxed);
     if (n == 0) {
-      doorbell_->wait([this] { return !priority_->empty() || !fresh_->empty(); }, kIdleWait);
+      // Waiting on the storage's TEIDs, or on Redis for held answers: look
+      // again soon, not at the idle period (the persister also rings).
+      const bool holding = sync_ && egress_->holding();
+      const auto wait = !creating || holding ? std::chrono::milliseconds(holding ? 1 : 5) : kIdleWait;
+      doorbell_->wait(
+          [this, creating, holding] {
+            return !priority_->empty() || (creating && !fresh_->empty()) || (restore_ && !restore_->empty()) ||
+                   (holding && persist_->released() >= egress_->oldestHeld());
+          },
+          wait);
     }
   }
   status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);

@@ -24,6 +24,7 @@
 #include "common/ring/ring.h"
 #include "common/ring/segment.h"
 #include "workers/lib/proxy.h"
+#include "workers/lib/restore.h"
 #include "workers/lib/session_table.h"
 #include "workers/lib/transaction_table.h"
 
@@ -47,6 +48,13 @@ struct WorkerOptions {
   // Session changes go to the persister's ring (storage.mode other than off).
   bool persist = false;
   uint32_t persist_slots = 65536;
+  // storage.persist: sync: what the handling of a datagram sends leaves only
+  // once the persister released every change record written so far (Redis
+  // acknowledged them).
+  bool sync = false;
+  uint64_t sync_hold_bytes = 8u << 20;
+  // Sessions this worker does not hold are asked of the storage (with persist).
+  RestoreSettings restore;
   ProxySettings proxy;
 };
 
@@ -70,6 +78,12 @@ class WorkerRuntime {
   WorkerRuntime() = default;
   class RingEgress;
   class RingPersist;
+  class RingLookup;
+  // One datagram to the proxy; with sync persistence, what it sends is held
+  // until the persister released the records written so far.
+  void handle(const Arrival& a, std::span<uint8_t> datagram) noexcept;
+  // The persister's answers to look-ups, handed to the Restorer.
+  std::size_t drainRestore(uint64_t now, uint64_t wall) noexcept;
   std::size_t drain(ring::Consumer& ring, std::size_t limit, uint64_t now, uint64_t wall) noexcept;
   void wakeForwarder() noexcept;
   void wakePersister() noexcept;
@@ -85,6 +99,9 @@ class WorkerRuntime {
   std::unique_ptr<TransactionTable> transactions_;
   std::unique_ptr<RingEgress> egress_;
   std::unique_ptr<RingPersist> persist_;
+  std::unique_ptr<RingLookup> lookups_;
+  std::unique_ptr<ring::Consumer> restore_;
+  std::unique_ptr<Restorer> restorer_;
   std::optional<ring::SharedSegment> persister_segment_;
   const std::atomic<uint32_t>* persister_sleeping_ = nullptr;
   std::unique_ptr<Proxy> proxy_;
@@ -93,6 +110,7 @@ class WorkerRuntime {
   std::unique_ptr<ring::Doorbell> doorbell_;
   int bell_socket_ = -1;
   bool adopted_ = false;
+  bool sync_ = false;
 };
 
 }  // namespace gtpcp::worker

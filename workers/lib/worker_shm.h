@@ -20,7 +20,7 @@
 
 namespace gtpcp::worker {
 
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5234;  // "WKR4"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5235;  // "WKR5"
 inline constexpr uint32_t kNoSlot = 0xffffffffu;
 
 // A peer's control-plane endpoint: its F-TEID.
@@ -33,7 +33,16 @@ enum class SessionState : uint8_t {
   kFree = 0,
   kCreating = 1,  // Create Session Request forwarded, no accepted response yet
   kActive = 2,
+  // In the storage, not in this worker: the slot and its generation are the
+  // stored session's TEIDs, kept from allocation until a message for them
+  // brings the record in (restore.h) or the storage says it is gone.
+  kStored = 3,
 };
+
+inline constexpr bool isLive(uint8_t state) noexcept {
+  return state == static_cast<uint8_t>(SessionState::kCreating) ||
+         state == static_cast<uint8_t>(SessionState::kActive);
+}
 
 // The CSID a node gave a session's PDN connection, with the node-ID of the
 // FQ-CSID that carried it (TS 29.274 §8.62; connection_set.h).
@@ -170,6 +179,11 @@ struct WorkerShmHeader {
   // a restarted worker does not reuse numbers of its predecessor's pending
   // transactions.
   uint64_t sequence_counter;
+  // Writer: the worker. 1 once the stored TEIDs of every partition of the
+  // worker are reserved (kStored slots): from then on it may allocate. A
+  // worker that dies while reading them reads them again.
+  uint32_t stored_teids_loaded;
+  uint32_t reserved;
   alignas(64) WorkerCounters counters;
 };
 

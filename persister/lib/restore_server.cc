@@ -1,0 +1,234 @@
+#include "persister/lib/restore_server.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "persister/lib/redis_slot.h"
+#include "workers/lib/teid.h"
+
+namespace gtpcp::persister {
+
+using worker::LookupKind;
+using worker::RestoreOutcome;
+
+namespace {
+
+constexpr uint16_t kGtpcPort = 2123;
+
+bool endpointFrom(const proto::FTeid& f, worker::Endpoint& out) {
+  if (f.ipv4().size() == 4) {
+    gtp::Ipv4 a;
+    std::memcpy(a.octets.data(), f.ipv4().data(), 4);
+    out.address = net::Address::v4(a, kGtpcPort);
+  } else if (f.ipv6().size() == 16) {
+    gtp::Ipv6 a;
+    std::memcpy(a.octets.data(), f.ipv6().data(), 16);
+    out.address = net::Address::v6(a, kGtpcPort);
+  } else {
+    return false;
+  }
+  out.teid = f.teid();
+  return true;
+}
+
+}  // namespace
+
+bool slotFromRecord(const proto::SessionRecord& r, worker::SessionShm& s) noexcept {
+  if (!r.has_proxy() || r.proxy().access_teid() == 0) return false;
+  const proto::Proxy& p = r.proxy();
+  s = worker::SessionShm{};
+  s.state = static_cast<uint8_t>(p.active() ? worker::SessionState::kActive : worker::SessionState::kCreating);
+  s.generation = worker::splitTeid(p.access_teid()).generation;
+  s.gtp_version = static_cast<uint8_t>(r.gtp_version());
+  s.default_ebi = static_cast<uint8_t>(p.default_ebi());
+  s.free_next = worker::kNoSlot;
+  s.pool = static_cast<uint16_t>(p.pool_index());
+  s.gateway = static_cast<uint16_t>(p.gateway_index());
+  s.rule = static_cast<uint16_t>(p.rule_index());
+  s.access_socket = static_cast<uint8_t>(p.access_socket());
+  s.gateway_socket = static_cast<uint8_t>(p.gateway_socket());
+  s.ebis = static_cast<uint16_t>(p.bearer_mask());
+  // A session always knows its SGW; its PGW once the creation was answered.
+  if (!endpointFrom(p.sgw_control(), s.sgw)) return false;
+  endpointFrom(p.pgw_control(), s.pgw);
+  if (p.gateway_address().size() == 4) {
+    gtp::Ipv4 a;
+    std::memcpy(a.octets.data(), p.gateway_address().data(), 4);
+    s.gateway_address = net::Address::v4(a, static_cast<uint16_t>(p.gateway_port()));
+  } else if (p.gateway_address().size() == 16) {
+    gtp::Ipv6 a;
+    std::memcpy(a.octets.data(), p.gateway_address().data(), 16);
+    s.gateway_address = net::Address::v6(a, static_cast<uint16_t>(p.gateway_port()));
+  }
+  s.imsi_length = static_cast<uint8_t>(std::min(r.imsi().size(), sizeof s.imsi));
+  std::memcpy(s.imsi, r.imsi().data(), s.imsi_length);
+  s.apn_length = static_cast<uint8_t>(std::min(p.requested_apn().size(), sizeof s.apn));
+  std::memcpy(s.apn, p.requested_apn().data(), s.apn_length);
+  std::size_t i = 0;
+  for (const proto::Csid& c : p.csids()) {
+    if (i == worker::kCsidNodes) break;
+    worker::CsidShm& out = s.csids[i++];
+    out.node_id_type = static_cast<uint8_t>(c.node_id_type() + 1);
+    out.csid = static_cast<uint16_t>(c.csid());
+    std::memcpy(out.node_id, c.node_id().data(), std::min(c.node_id().size(), sizeof out.node_id));
+  }
+  s.created_ns = r.created_unix_ns();
+  s.updated_ns = r.updated_unix_ns();
+  return true;
+}
+
+RestoreServer::RestoreServer(ring::Consumer& lookups, ring::Producer& answers, ring::Doorbell worker_bell,
+                             RedisClient& redis, const KeyNames& keys, PersisterCounters& counters)
+    : lookups_(lookups), answers_(answers), bell_(worker_bell), redis_(redis), keys_(keys), counters_(counters) {
+  for (uint32_t i = 0; i < kMaxOutstanding; ++i) {
+    pending_[i].server = this;
+    pending_[i].next_free = i + 1;
+  }
+  teids_.reserve(worker::kStoredTeidsPerChunk);
+}
+
+bool RestoreServer::turn() noexcept {
+  bool work = false;
+  while (outstanding_ < kMaxOutstanding) {
+    auto r = lookups_.peek();
+    if (!r) break;
+    work = true;
+    const auto kind = static_cast<LookupKind>(r->meta->flags);
+    Pending& p = pending_[free_];
+    p.kind = kind;
+    p.partition = static_cast<uint16_t>(r->meta->aux);
+    p.access_teid = 0;
+    RedisErrc submitted = RedisErrc::kBadCommand;
+    if (kind == LookupKind::kSession && r->payload.size() >= sizeof(worker::SessionLookup)) {
+      worker::SessionLookup q;
+      std::memcpy(&q, r->payload.data(), sizeof q);
+      p.access_teid = q.access_teid;
+      p.partition = q.partition;
+      key_ = keys_.session(q.partition, q.access_teid);
+      const std::string_view argv[] = {"HGET", key_, "core"};
+      submitted = redis_.submit(keySlot(key_), argv, RedisCompletion{&RestoreServer::completed, &p});
+    } else if (kind == LookupKind::kStoredTeids && r->payload.size() >= sizeof(worker::StoredTeidsLookup)) {
+      worker::StoredTeidsLookup q;
+      std::memcpy(&q, r->payload.data(), sizeof q);
+      p.partition = q.partition;
+      key_ = keys_.teids(q.partition);
+      const std::string_view argv[] = {"SMEMBERS", key_};
+      submitted = redis_.submit(keySlot(key_), argv, RedisCompletion{&RestoreServer::completed, &p});
+    }
+    lookups_.pop();
+    counters_.lookups_received.add();
+    if (submitted == RedisErrc::kOk) {
+      free_ = p.next_free;
+      ++outstanding_;
+      continue;
+    }
+    // Not accepted (the client's queue is full, or a torn look-up): the
+    // worker hears "failed" now rather than waiting for its timeout.
+    counters_.lookups_failed.add();
+    if (p.kind == LookupKind::kSession) {
+      worker::SessionRestore a{};
+      a.access_teid = p.access_teid;
+      a.outcome = static_cast<uint8_t>(RestoreOutcome::kFailed);
+      push(LookupKind::kSession, p.partition, {reinterpret_cast<const uint8_t*>(&a), sizeof a});
+    } else if (p.kind == LookupKind::kStoredTeids) {
+      const worker::StoredTeidsChunk c{p.partition, static_cast<uint8_t>(RestoreOutcome::kFailed), 1, 0};
+      push(LookupKind::kStoredTeids, p.partition, {reinterpret_cast<const uint8_t*>(&c), sizeof c});
+    }
+  }
+  if (work) {
+    lookups_.release();
+    flush();
+  }
+  return work;
+}
+
+void RestoreServer::completed(void* user, const RedisResult& result) noexcept {
+  auto& p = *static_cast<Pending*>(user);
+  RestoreServer& s = *p.server;
+  if (p.kind == LookupKind::kSession) {
+    s.answerSession(p, result);
+  } else {
+    s.answerStoredTeids(p, result);
+  }
+  p.next_free = s.free_;
+  s.free_ = static_cast<uint32_t>(&p - s.pending_.data());
+  --s.outstanding_;
+  s.flush();
+}
+
+void RestoreServer::answerSession(const Pending& p, const RedisResult& result) noexcept {
+  worker::SessionRestore a{};
+  a.access_teid = p.access_teid;
+  a.outcome = static_cast<uint8_t>(RestoreOutcome::kFailed);
+  if (result.error == RedisErrc::kOk && result.reply != nullptr) {
+    const redisReply& r = *result.reply;
+    if (r.type == REDIS_REPLY_NIL) {
+      a.outcome = static_cast<uint8_t>(RestoreOutcome::kAbsent);
+      counters_.lookups_absent.add();
+    } else if (r.type == REDIS_REPLY_STRING && record_.ParseFromArray(r.str, static_cast<int>(r.len)) &&
+               record_.proxy().access_teid() == p.access_teid && slotFromRecord(record_, a.record)) {
+      a.outcome = static_cast<uint8_t>(RestoreOutcome::kFound);
+      counters_.lookups_found.add();
+    }
+  }
+  if (a.outcome == static_cast<uint8_t>(RestoreOutcome::kFailed)) counters_.lookups_failed.add();
+  push(LookupKind::kSession, p.partition, {reinterpret_cast<const uint8_t*>(&a), sizeof a});
+}
+
+void RestoreServer::answerStoredTeids(const Pending& p, const RedisResult& result) noexcept {
+  worker::StoredTeidsChunk c{p.partition, static_cast<uint8_t>(RestoreOutcome::kFailed), 1, 0};
+  if (result.error != RedisErrc::kOk || result.reply == nullptr || result.reply->type != REDIS_REPLY_ARRAY) {
+    counters_.lookups_failed.add();
+    push(LookupKind::kStoredTeids, p.partition, {reinterpret_cast<const uint8_t*>(&c), sizeof c});
+    return;
+  }
+  const redisReply& r = *result.reply;
+  teids_.clear();
+  for (std::size_t i = 0; i < r.elements; ++i) {
+    const redisReply* e = r.element[i];
+    uint32_t teid = 0;
+    if (e->type != REDIS_REPLY_STRING) continue;
+    const auto [end, ec] = std::from_chars(e->str, e->str + e->len, teid, 16);
+    if (ec == std::errc() && end == e->str + e->len && teid != 0) teids_.push_back(teid);
+  }
+  // In slot order: a worker reserving them raises its high-water marks once.
+  std::sort(teids_.begin(), teids_.end());
+  c.outcome = static_cast<uint8_t>(RestoreOutcome::kFound);
+  std::size_t at = 0;
+  do {
+    const std::size_t n = std::min<std::size_t>(teids_.size() - at, worker::kStoredTeidsPerChunk);
+    c.count = static_cast<uint32_t>(n);
+    c.last = at + n == teids_.size() ? 1 : 0;
+    if (!push(LookupKind::kStoredTeids, p.partition, {reinterpret_cast<const uint8_t*>(&c), sizeof c},
+              {reinterpret_cast<const uint8_t*>(teids_.data() + at), n * sizeof(uint32_t)})) {
+      return;  // the worker asks again after its pause
+    }
+    at += n;
+  } while (at < teids_.size());
+  counters_.lookups_found.add();
+}
+
+bool RestoreServer::push(LookupKind kind, uint16_t partition, std::span<const uint8_t> a,
+                         std::span<const uint8_t> b) noexcept {
+  ring::DatagramMeta meta{};
+  meta.flags = static_cast<uint16_t>(kind);
+  meta.aux = partition;
+  uint8_t* out = answers_.reserve(meta, a.size() + b.size());
+  if (out == nullptr) {
+    counters_.restore_ring_full.add();
+    return false;
+  }
+  std::memcpy(out, a.data(), a.size());
+  if (!b.empty()) std::memcpy(out + a.size(), b.data(), b.size());
+  answers_.commit(a.size() + b.size());
+  return true;
+}
+
+void RestoreServer::flush() noexcept {
+  if (answers_.unpublishedSlots() == 0) return;
+  answers_.publish();
+  bell_.ring();
+}
+
+}  // namespace gtpcp::persister

@@ -1,0 +1,317 @@
+// Restoration on the worker's side (workers/lib/restore.h): a message for a
+// session the worker does not hold is held while the storage is asked, served
+// when the record comes, answered Context Not Found when there is none, and
+// dropped (for the peer to retransmit) when the storage cannot say; the
+// stored TEIDs are reserved before any allocation.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+
+#include "tests/workers/proxy_fixture.h"
+#include "workers/lib/restore.h"
+
+namespace gtpcp::worker::test {
+namespace {
+
+struct Question {
+  LookupKind kind;
+  uint16_t partition;
+  std::vector<uint8_t> body;
+};
+
+class RecordingLookups final : public LookupSink {
+ public:
+  bool lookup(LookupKind kind, uint16_t partition, std::span<const uint8_t> body) noexcept override {
+    if (full) return false;
+    asked.push_back(Question{kind, partition, {body.begin(), body.end()}});
+    return true;
+  }
+  std::vector<Question> asked;
+  bool full = false;
+};
+
+class RestoreTest : public ProxyTest {
+ protected:
+  // The worker forgets the session it made, as a worker of another instance
+  // (or a restarted one with a fresh segment) never had it; what the storage
+  // holds of it is returned.
+  SessionShm forget(const Attached& s) {
+    SessionShm* slot = sessions_.find(s.access_teid);
+    EXPECT_NE(slot, nullptr);
+    const SessionShm stored = *slot;
+    sessions_.release(*slot);
+    return stored;
+  }
+
+  void useRestorer(bool load_stored_teids = false) {
+    RestoreSettings settings;
+    settings.load_stored_teids = load_stored_teids;
+    settings.timeout_ns = 2'000'000'000;
+    restorer_ = std::make_unique<Restorer>(settings, layout_, sessions_, header_->counters, lookups_,
+                                           header_->stored_teids_loaded);
+    proxy_->setRestorer(restorer_.get());
+  }
+
+  // The persister's answer for `teid`, applied; returns what left.
+  std::vector<Sent> answer(uint32_t teid, RestoreOutcome outcome, const SessionShm* record = nullptr,
+                           uint64_t now = 1'100'000'000) {
+    SessionRestore r{};
+    r.access_teid = teid;
+    r.outcome = static_cast<uint8_t>(outcome);
+    if (record != nullptr) r.record = *record;
+    egress_.sent.clear();
+    const Restorer::Replay replay{[](void* self, const Arrival& a, std::span<uint8_t> d) noexcept {
+                                    static_cast<RestoreTest*>(self)->proxy_->handle(a, d);
+                                  },
+                                  this};
+    restorer_->apply(LookupKind::kSession, {reinterpret_cast<const uint8_t*>(&r), sizeof r}, now, now, replay);
+    return egress_.sent;
+  }
+
+  static uint8_t causeOf(const Sent& s) { return readFirst<CauseIe>(decode(s.bytes))->value; }
+
+  RecordingLookups lookups_;
+  std::unique_ptr<Restorer> restorer_;
+  const net::Address sgw_ = net::Address::v4(kSgw, kPort);
+};
+
+TEST_F(RestoreTest, AMessageForAStoredSessionIsHeldThenServedOnce) {
+  const Attached s = attach("001010000000001");
+  const SessionShm stored = forget(s);
+  useRestorer();
+
+  const auto mbr = simple(MessageType::kModifyBearerRequest, s.access_teid, 100);
+  EXPECT_TRUE(feed(mbr, sgw_).empty()) << "held, not answered";
+  ASSERT_EQ(lookups_.asked.size(), 1u);
+  EXPECT_EQ(lookups_.asked[0].kind, LookupKind::kSession);
+  SessionLookup q;
+  std::memcpy(&q, lookups_.asked[0].body.data(), sizeof q);
+  EXPECT_EQ(q.access_teid, s.access_teid);
+  EXPECT_EQ(q.partition, partitionOf(s.access_teid));
+
+  // The SGW's retransmission while the storage is asked: not held twice, not asked twice.
+  EXPECT_TRUE(feed(mbr, sgw_).empty());
+  EXPECT_EQ(lookups_.asked.size(), 1u);
+  EXPECT_EQ(header_->counters.restore_duplicates.load(), 1u);
+  EXPECT_EQ(restorer_->held(), 1u);
+
+  // The record comes: the one copy goes to the PGW with the PGW's TEID.
+  const auto out = answer(s.access_teid, RestoreOutcome::kFound, &stored);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, s.pgw);
+  EXPECT_EQ(decode(out[0].bytes).header().teid, 0x2222u);
+  EXPECT_EQ(restorer_->held(), 0u);
+  EXPECT_EQ(header_->counters.restore_found.load(), 1u);
+  ASSERT_NE(sessions_.find(s.access_teid), nullptr);
+  EXPECT_NE(sessions_.find(s.gateway_teid), nullptr) << "both TEIDs name it again";
+
+  // From now on it is an ordinary session: its answer goes back to the SGW.
+  const auto resp = feed(simple(MessageType::kModifyBearerResponse, s.gateway_teid,
+                                decode(out[0].bytes).header().sequence_number, 16),
+                         s.pgw);
+  ASSERT_EQ(resp.size(), 1u);
+  EXPECT_EQ(resp[0].to, sgw_);
+  EXPECT_EQ(decode(resp[0].bytes).header().sequence_number, 100u);
+  EXPECT_EQ(lookups_.asked.size(), 1u);
+}
+
+TEST_F(RestoreTest, SeveralMessagesOfOneSessionWaitForOneLookupInOrder) {
+  const Attached s = attach("001010000000002");
+  const SessionShm stored = forget(s);
+  useRestorer();
+  EXPECT_TRUE(feed(simple(MessageType::kModifyBearerRequest, s.access_teid, 100), sgw_).empty());
+  EXPECT_TRUE(feed(simple(MessageType::kModifyBearerRequest, s.gateway_teid, 555), s.pgw).empty())
+      << "the PGW's message names the other TEID of the same session";
+  ASSERT_EQ(lookups_.asked.size(), 1u);
+  const auto out = answer(s.access_teid, RestoreOutcome::kFound, &stored);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].to, s.pgw);
+  EXPECT_EQ(out[1].to.sameHost(sgw_), true);
+}
+
+TEST_F(RestoreTest, NoRecordIsContextNotFound) {
+  const Attached s = attach("001010000000003");
+  forget(s);
+  useRestorer();
+  EXPECT_TRUE(feed(simple(MessageType::kModifyBearerRequest, s.access_teid, 100), sgw_).empty());
+  const auto out = answer(s.access_teid, RestoreOutcome::kAbsent);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, sgw_);
+  EXPECT_EQ(causeOf(out[0]), static_cast<uint8_t>(Cause::kContextNotFound));
+  EXPECT_EQ(header_->counters.restore_absent.load(), 1u);
+}
+
+TEST_F(RestoreTest, AStorageThatCannotAnswerDropsForTheRetransmission) {
+  const Attached s = attach("001010000000004");
+  const SessionShm stored = forget(s);
+  useRestorer();
+  const auto mbr = simple(MessageType::kModifyBearerRequest, s.access_teid, 100);
+  EXPECT_TRUE(feed(mbr, sgw_).empty());
+  EXPECT_TRUE(answer(s.access_teid, RestoreOutcome::kFailed).empty()) << "no answer: never Context Not Found";
+  EXPECT_EQ(header_->counters.restore_failed.load(), 1u);
+  EXPECT_EQ(restorer_->held(), 0u);
+  // The retransmission asks again, and is served.
+  EXPECT_TRUE(feed(mbr, sgw_).empty());
+  EXPECT_EQ(lookups_.asked.size(), 2u);
+  EXPECT_EQ(answer(s.access_teid, RestoreOutcome::kFound, &stored).size(), 1u);
+}
+
+TEST_F(RestoreTest, AnUnansweredLookupTimesOut) {
+  const Attached s = attach("001010000000005");
+  forget(s);
+  useRestorer();
+  EXPECT_TRUE(feed(simple(MessageType::kModifyBearerRequest, s.access_teid, 100), sgw_, 1'000'000'000).empty());
+  restorer_->tick(2'000'000'000);
+  EXPECT_EQ(restorer_->held(), 1u);
+  restorer_->tick(3'100'000'000);
+  EXPECT_EQ(restorer_->held(), 0u);
+  EXPECT_EQ(header_->counters.restore_timeouts.load(), 1u);
+  EXPECT_EQ(lookups_.asked.size(), 1u);
+}
+
+TEST_F(RestoreTest, ATeidOfALiveSlotsOtherGenerationIsNotAsked) {
+  const Attached s = attach("001010000000006");
+  useRestorer();
+  // Same slot, an older generation: a late message for a session this worker
+  // ended and reused the slot of. Nothing to ask.
+  const uint32_t older = (s.access_teid & ~0x7fu) | ((s.access_teid & 0x7f) == 1 ? 126 : (s.access_teid & 0x7f) - 1);
+  const auto out = feed(simple(MessageType::kModifyBearerRequest, older, 100), sgw_);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(causeOf(out[0]), static_cast<uint8_t>(Cause::kContextNotFound));
+  EXPECT_TRUE(lookups_.asked.empty());
+}
+
+TEST_F(RestoreTest, AFullLookupRingDropsAndCounts) {
+  const Attached s = attach("001010000000007");
+  forget(s);
+  useRestorer();
+  lookups_.full = true;
+  EXPECT_TRUE(feed(simple(MessageType::kModifyBearerRequest, s.access_teid, 100), sgw_).empty());
+  EXPECT_EQ(header_->counters.restore_overflow.load(), 1u);
+  EXPECT_EQ(restorer_->held(), 0u);
+}
+
+TEST_F(RestoreTest, StoredTeidsAreReservedBeforeAnyAllocation) {
+  useRestorer(/*load_stored_teids=*/true);
+  EXPECT_FALSE(restorer_->ready());
+  restorer_->tick(1'000'000'000);
+  ASSERT_EQ(lookups_.asked.size(), layout_.local_partitions) << "one question per partition";
+  restorer_->tick(1'100'000'000);
+  EXPECT_EQ(lookups_.asked.size(), layout_.local_partitions) << "not asked again before the retry pause";
+
+  // Partition 5 holds slots 0 and 2 (generation 1), in two chunks; the others nothing.
+  const uint16_t p5 = 5;
+  const uint32_t t0 = makeTeid(p5, 0, Leg::kAccess, 1);
+  const uint32_t t2 = makeTeid(p5, 2, Leg::kAccess, 1);
+  auto chunk = [&](uint16_t partition, std::vector<uint32_t> teids, bool last) {
+    std::vector<uint8_t> bytes(sizeof(StoredTeidsChunk) + teids.size() * 4);
+    const StoredTeidsChunk c{partition, static_cast<uint8_t>(RestoreOutcome::kFound), static_cast<uint8_t>(last),
+                             static_cast<uint32_t>(teids.size())};
+    std::memcpy(bytes.data(), &c, sizeof c);
+    std::memcpy(bytes.data() + sizeof c, teids.data(), teids.size() * 4);
+    restorer_->apply(LookupKind::kStoredTeids, bytes, 0, 0, Restorer::Replay{nullptr, nullptr});
+  };
+  chunk(p5, {t0}, false);
+  chunk(p5, {t2}, true);
+  // A failed partition is asked again after the pause.
+  const StoredTeidsChunk failed{7, static_cast<uint8_t>(RestoreOutcome::kFailed), 1, 0};
+  restorer_->apply(LookupKind::kStoredTeids, {reinterpret_cast<const uint8_t*>(&failed), sizeof failed}, 0, 0,
+                   Restorer::Replay{nullptr, nullptr});
+  for (uint16_t p = 0; p < layout_.local_partitions; ++p) {
+    if (p != p5 && p != 7) chunk(p, {}, true);
+  }
+  EXPECT_FALSE(restorer_->ready()) << "partition 7 is still unknown";
+  restorer_->tick(2'100'000'000);
+  ASSERT_EQ(lookups_.asked.size(), layout_.local_partitions + 1u);
+  EXPECT_EQ(lookups_.asked.back().partition, 7u);
+  chunk(7, {}, true);
+  ASSERT_TRUE(restorer_->ready());
+  EXPECT_EQ(header_->stored_teids_loaded, 1u);
+  EXPECT_EQ(sessions_.stored(), 2u);
+  EXPECT_EQ(header_->counters.sessions_stored.load(), 2u);
+
+  // New sessions of partition 5 never get the stored TEIDs.
+  std::set<uint32_t> given;
+  for (int i = 0; i < 4; ++i) {
+    SessionShm* n = sessions_.allocate(p5);
+    ASSERT_NE(n, nullptr);
+    given.insert(sessions_.teid(*n, Leg::kAccess));
+  }
+  EXPECT_FALSE(given.contains(t0));
+  EXPECT_FALSE(given.contains(t2));
+  EXPECT_EQ(given.size(), 4u);
+  EXPECT_TRUE(sessions_.mayBeStored(t2));
+  EXPECT_EQ(sessions_.find(t2), nullptr) << "reserved is not live";
+}
+
+TEST(SessionTableStored, ReserveInstallForget) {
+  const WorkerLayout layout = WorkerLayout::compute(2, 1, 16, 64, 1 << 12);
+  std::vector<uint64_t> memory(layout.total / 8 + 1);
+  auto* base = reinterpret_cast<uint8_t*>(memory.data());
+  SessionTable t(layout, reinterpret_cast<PartitionShm*>(base + layout.partitions_offset),
+                 reinterpret_cast<SessionShm*>(base + layout.sessions_offset));
+  t.rebuild();
+  const uint16_t p = 3;  // worker 1 of 2 owns the odd partitions
+  const uint32_t stored = makeTeid(p, 5, Leg::kAccess, 9);
+  EXPECT_FALSE(t.reserve(makeTeid(2, 5, Leg::kAccess, 9))) << "another worker's partition";
+  ASSERT_TRUE(t.reserve(stored));
+  EXPECT_EQ(t.stored(), 1u);
+  EXPECT_EQ(t.active(), 0u);
+  EXPECT_TRUE(t.mayBeStored(stored));
+  EXPECT_TRUE(t.mayBeStored(stored | 0x80)) << "by its gateway TEID too";
+  EXPECT_FALSE(t.mayBeStored(makeTeid(p, 5, Leg::kAccess, 8))) << "another generation of a reserved slot";
+  // Every other slot is still allocatable, the reserved one never.
+  std::set<uint32_t> slots;
+  std::vector<uint32_t> teids;
+  for (int i = 0; i < 15; ++i) {
+    SessionShm* s = t.allocate(p);
+    ASSERT_NE(s, nullptr) << i;
+    teids.push_back(t.teid(*s, Leg::kAccess));
+    slots.insert(splitTeid(teids.back()).slot);
+  }
+  EXPECT_EQ(t.allocate(p), nullptr) << "full: 15 allocated + 1 reserved";
+  EXPECT_FALSE(slots.contains(5));
+
+  SessionShm record{};
+  record.state = static_cast<uint8_t>(SessionState::kActive);
+  record.default_ebi = 5;
+  SessionShm* in = t.install(stored, record);
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ(in->generation, 9);
+  EXPECT_EQ(t.find(stored | 0x80), in);
+  EXPECT_EQ(t.stored(), 0u);
+  EXPECT_EQ(t.install(stored, record), in) << "twice: the same session";
+  EXPECT_EQ(t.install(makeTeid(p, 5, Leg::kAccess, 10), record), nullptr) << "its slot is live: a conflict";
+
+  // A slot in the middle of the free chain: three sessions end, the record
+  // of the middle one's slot comes back (another instance made it since).
+  for (int i = 3; i < 6; ++i) t.release(*t.find(teids[i]));
+  const TeidParts middle = splitTeid(teids[4]);
+  const uint32_t back = makeTeid(p, middle.slot, Leg::kAccess, nextGeneration(middle.generation));
+  ASSERT_NE(t.install(back, record), nullptr);
+  for (int i = 0; i < 2; ++i) {
+    SessionShm* s = t.allocate(p);
+    ASSERT_NE(s, nullptr);
+    EXPECT_NE(splitTeid(t.teid(*s, Leg::kAccess)).slot, middle.slot);
+  }
+  EXPECT_EQ(t.allocate(p), nullptr);
+  // One far above the high-water mark: the slots below it stay allocatable.
+  const uint32_t far = makeTeid(5, 12, Leg::kAccess, 4);
+  ASSERT_NE(t.install(far, record), nullptr);
+  for (int i = 0; i < 11; ++i) {
+    SessionShm* s = t.allocate(5);
+    ASSERT_NE(s, nullptr);
+    EXPECT_NE(splitTeid(t.teid(*s, Leg::kAccess)).slot, 12u);
+  }
+  const uint32_t freed = makeTeid(7, 0, Leg::kAccess, 1);
+  ASSERT_TRUE(t.reserve(freed));
+  t.forget(freed);
+  EXPECT_EQ(t.stored(), 0u);
+  EXPECT_NE(t.allocate(7), nullptr) << "a forgotten slot is free again";
+  t.rebuild();
+  EXPECT_EQ(t.stored(), 0u);
+}
+
+}  // namespace
+}  // namespace gtpcp::worker::test

@@ -1,0 +1,218 @@
+#include "workers/lib/restore.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "workers/lib/teid.h"
+
+namespace gtpcp::worker {
+
+namespace {
+// The access-leg TEID names the record (the two TEIDs differ in the leg bit).
+constexpr uint32_t accessTeid(uint32_t teid) noexcept { return teid & ~(uint32_t{1} << 7); }
+// How often held look-ups are checked for their deadline.
+constexpr uint64_t kSweepPeriodNs = 50'000'000;
+}  // namespace
+
+Restorer::Restorer(const RestoreSettings& settings, const WorkerLayout& layout, SessionTable& sessions,
+                   WorkerCounters& counters, LookupSink& sink, uint32_t& loaded)
+    : settings_(settings),
+      layout_(layout),
+      sessions_(sessions),
+      counters_(counters),
+      sink_(sink),
+      loaded_(loaded),
+      arena_(std::size_t{settings.max_held} * settings.max_message),
+      held_(settings.max_held),
+      lookups_(settings.max_lookups),
+      asked_ns_(layout.local_partitions, 0),
+      partition_done_(layout.local_partitions, 0) {
+  for (uint32_t i = settings.max_held; i-- > 0;) {
+    held_[i].next = free_held_;
+    free_held_ = i;
+  }
+  if (!settings.load_stored_teids) loaded_ = 1;
+  counters_.sessions_stored.set(sessions_.stored());
+}
+
+uint32_t Restorer::findLookup(uint32_t access_teid) const noexcept {
+  if (lookup_count_ == 0) return kNone;
+  for (uint32_t i = 0; i < lookups_.size(); ++i) {
+    if (lookups_[i].access_teid == access_teid) return i;
+  }
+  return kNone;
+}
+
+bool Restorer::hold(const Arrival& arrival, std::span<const uint8_t> datagram, uint32_t teid,
+                    uint32_t sequence) noexcept {
+  if (refusing_ != 0 && accessTeid(teid) == refusing_) return false;
+  if (!sessions_.mayBeStored(teid)) return false;
+  const uint32_t access = accessTeid(teid);
+  uint32_t l = findLookup(access);
+  if (l != kNone) {
+    // A retransmission of a held message: the first copy will be answered.
+    for (uint32_t h = lookups_[l].first; h != kNone; h = held_[h].next) {
+      if (held_[h].sequence == sequence && held_[h].arrival.peer == arrival.peer) {
+        counters_.restore_duplicates.add();
+        return true;
+      }
+    }
+  }
+  if (datagram.size() > settings_.max_message || free_held_ == kNone) {
+    counters_.restore_overflow.add();
+    return true;
+  }
+  if (l == kNone) {
+    if (lookup_count_ == lookups_.size()) {
+      counters_.restore_overflow.add();
+      return true;
+    }
+    const SessionLookup q{access, partitionOf(teid), 0};
+    if (!sink_.lookup(LookupKind::kSession, q.partition,
+                      {reinterpret_cast<const uint8_t*>(&q), sizeof q})) {
+      counters_.restore_overflow.add();
+      return true;
+    }
+    l = 0;
+    while (lookups_[l].access_teid != 0) ++l;
+    lookups_[l] = Lookup{access, kNone, kNone, arrival.now_ns + settings_.timeout_ns};
+    ++lookup_count_;
+  }
+  const uint32_t h = free_held_;
+  free_held_ = held_[h].next;
+  Held& m = held_[h];
+  m.next = kNone;
+  m.length = static_cast<uint32_t>(datagram.size());
+  m.sequence = sequence;
+  m.arrival = arrival;
+  std::memcpy(arena_.data() + std::size_t{h} * settings_.max_message, datagram.data(), datagram.size());
+  Lookup& lookup = lookups_[l];
+  if (lookup.last == kNone) {
+    lookup.first = h;
+  } else {
+    held_[lookup.last].next = h;
+  }
+  lookup.last = h;
+  ++held_count_;
+  counters_.restore_parked.add();
+  return true;
+}
+
+void Restorer::finish(uint32_t l, bool drop, uint64_t now_ns, uint64_t wall_ns, Replay replay) noexcept {
+  uint32_t h = lookups_[l].first;
+  lookups_[l] = Lookup{};
+  --lookup_count_;
+  while (h != kNone) {
+    Held& m = held_[h];
+    const uint32_t next = m.next;
+    if (!drop) {
+      Arrival a = m.arrival;
+      a.now_ns = now_ns;
+      a.wall_ns = wall_ns;
+      replay.fn(replay.user, a, {arena_.data() + std::size_t{h} * settings_.max_message, m.length});
+    }
+    m.next = free_held_;
+    free_held_ = h;
+    --held_count_;
+    h = next;
+  }
+}
+
+void Restorer::apply(LookupKind kind, std::span<const uint8_t> payload, uint64_t now_ns, uint64_t wall_ns,
+                     Replay replay) noexcept {
+  if (kind == LookupKind::kStoredTeids) {
+    storedTeids(payload);
+    return;
+  }
+  if (kind != LookupKind::kSession || payload.size() < sizeof(SessionRestore)) return;
+  SessionRestore r;
+  std::memcpy(&r, payload.data(), sizeof r);
+  const uint32_t l = findLookup(r.access_teid);
+  enum class Then { kReplay, kRefuse, kDrop } then = Then::kDrop;
+  switch (static_cast<RestoreOutcome>(r.outcome)) {
+    case RestoreOutcome::kFound:
+      // Installed even when its look-up timed out: the next message finds it.
+      if (sessions_.install(r.access_teid, r.record) == nullptr) {
+        counters_.restore_conflicts.add();
+        then = Then::kRefuse;
+        break;
+      }
+      counters_.restore_found.add();
+      counters_.sessions_active.set(sessions_.active());
+      then = Then::kReplay;
+      break;
+    case RestoreOutcome::kAbsent:
+      sessions_.forget(r.access_teid);
+      counters_.restore_absent.add();
+      then = Then::kRefuse;
+      break;
+    default:
+      counters_.restore_failed.add();
+      break;
+  }
+  if (l != kNone) {
+    // Refused: replayed with hold() saying no, so the proxy answers them
+    // Context Not Found.
+    if (then == Then::kRefuse) refusing_ = r.access_teid;
+    finish(l, then == Then::kDrop, now_ns, wall_ns, replay);
+    refusing_ = 0;
+  }
+  counters_.sessions_stored.set(sessions_.stored());
+}
+
+void Restorer::storedTeids(std::span<const uint8_t> payload) noexcept {
+  if (payload.size() < sizeof(StoredTeidsChunk)) return;
+  StoredTeidsChunk c;
+  std::memcpy(&c, payload.data(), sizeof c);
+  if (c.partition % layout_.workers != layout_.index) return;
+  const uint32_t lp = layout_.localPartition(c.partition);
+  if (lp >= layout_.local_partitions || partition_done_[lp] != 0) return;
+  if (c.outcome != static_cast<uint8_t>(RestoreOutcome::kFound) ||
+      payload.size() < sizeof c + std::size_t{c.count} * sizeof(uint32_t)) {
+    return;  // asked again once the retry pause since the question is over
+
+  }
+  for (uint32_t i = 0; i < c.count; ++i) {
+    uint32_t teid;
+    std::memcpy(&teid, payload.data() + sizeof c + std::size_t{i} * sizeof teid, sizeof teid);
+    if (partitionOf(teid) != c.partition) continue;
+    if (!sessions_.reserve(teid)) counters_.restore_conflicts.add();
+  }
+  counters_.sessions_stored.set(sessions_.stored());
+  if (c.last == 0) return;
+  partition_done_[lp] = 1;
+  if (++partitions_done_ == layout_.local_partitions) {
+    // The free chains are made again around the reserved slots before the
+    // first allocation.
+    sessions_.rebuild();
+    loaded_ = 1;
+  }
+}
+
+void Restorer::askStoredTeids(uint64_t now_ns) noexcept {
+  for (uint32_t lp = 0; lp < layout_.local_partitions; ++lp) {
+    if (partition_done_[lp] != 0) continue;
+    if (asked_ns_[lp] != 0 && now_ns - asked_ns_[lp] < settings_.stored_retry_ns) continue;
+    const StoredTeidsLookup q{layout_.globalPartition(lp), 0};
+    if (!sink_.lookup(LookupKind::kStoredTeids, q.partition, {reinterpret_cast<const uint8_t*>(&q), sizeof q})) {
+      return;  // the ring is full: the rest next turn
+    }
+    // A partial list from an earlier question that failed half way is
+    // harmless: reserving is idempotent.
+    asked_ns_[lp] = now_ns;
+  }
+}
+
+void Restorer::tick(uint64_t now_ns) noexcept {
+  if (loaded_ == 0) askStoredTeids(now_ns);
+  if (lookup_count_ == 0 || now_ns < next_sweep_ns_) return;
+  next_sweep_ns_ = now_ns + kSweepPeriodNs;
+  for (uint32_t l = 0; l < lookups_.size(); ++l) {
+    if (lookups_[l].access_teid != 0 && now_ns >= lookups_[l].deadline_ns) {
+      counters_.restore_timeouts.add();
+      finish(l, true, now_ns, 0, Replay{nullptr, nullptr});
+    }
+  }
+}
+
+}  // namespace gtpcp::worker

@@ -1,0 +1,183 @@
+// Sessions read back from the storage (DESIGN.md, "State and storage"): a
+// worker that gets a message for a TEID it does not hold asks the persister,
+// without blocking, whether Redis has the session, and serves the message
+// when the record arrives. This is what makes a process restart with a fresh
+// segment, an instance restart or a failover to another instance of the
+// group invisible to peers.
+//
+// Two rings per worker, besides the persist ring: the lookup ring (worker ->
+// persister) carries questions, the restore ring (persister -> worker) their
+// answers. A question is one of:
+// - kSession: the record of the session named by an access TEID. The answer
+//   is the slot as the storage has it (SessionRestore), or "absent", or
+//   "failed" (the storage did not answer: the message is dropped, and the
+//   peer's retransmission asks again).
+// - kStoredTeids: every access TEID the storage holds in a partition. A
+//   worker starting with an empty session table reserves them (kStored slots)
+//   before it allocates any slot, so a new session never gets the TEIDs of a
+//   stored one. Until every partition is read, creations wait in the
+//   new-session ring; established sessions are served meanwhile.
+//
+// Held messages. The message waits in a fixed arena (no allocation per
+// datagram), chained to the look-up of its session; a retransmission of a
+// held message (same peer, same sequence number) is dropped, so it is never
+// held twice and the first copy is the one answered. A look-up unanswered
+// for `timeout_ns` drops its messages (counted): the peer retransmits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "workers/lib/proxy.h"
+#include "workers/lib/session_table.h"
+#include "workers/lib/worker_counters.h"
+#include "workers/lib/worker_shm.h"
+
+namespace gtpcp::worker {
+
+// Ring records: DatagramMeta::flags says which.
+enum class LookupKind : uint16_t {
+  kSession = 1,
+  kStoredTeids = 2,
+};
+
+// Both rings' size: a look-up is one slot, an answer a few (a list of stored
+// TEIDs is chunked to fit).
+inline constexpr uint32_t kLookupRingSlots = 16384;
+
+// kSession, lookup ring.
+struct SessionLookup {
+  uint32_t access_teid;
+  uint16_t partition;
+  uint16_t reserved;
+};
+
+// kStoredTeids, lookup ring.
+struct StoredTeidsLookup {
+  uint16_t partition;
+  uint16_t reserved;
+};
+
+enum class RestoreOutcome : uint8_t {
+  kFound = 1,
+  kAbsent = 2,
+  kFailed = 3,  // the storage did not answer (unreachable, timed out, unreadable record)
+};
+
+// kSession, restore ring.
+struct SessionRestore {
+  uint32_t access_teid;
+  uint8_t outcome;  // RestoreOutcome
+  uint8_t reserved[3];
+  SessionShm record;  // kFound: the session as stored (state kActive or kCreating)
+};
+static_assert(std::is_trivially_copyable_v<SessionRestore>);
+
+// kStoredTeids, restore ring: the header, then `count` uint32 access TEIDs.
+// A partition's list comes in chunks; the one with `last` set ends it.
+struct StoredTeidsChunk {
+  uint16_t partition;
+  uint8_t outcome;  // kFound (the list, possibly empty) or kFailed
+  uint8_t last;
+  uint32_t count;
+};
+inline constexpr uint32_t kStoredTeidsPerChunk = 8192;
+
+// Where look-ups go: the lookup ring, or a test's record of them.
+class LookupSink {
+ public:
+  virtual ~LookupSink() = default;
+  // False when the ring is full (the caller retries later or drops).
+  virtual bool lookup(LookupKind kind, uint16_t partition, std::span<const uint8_t> body) noexcept = 0;
+};
+
+struct RestoreSettings {
+  uint32_t max_held = 1024;          // messages held at once
+  uint32_t max_message = 4096;       // longer ones are dropped, not held
+  uint32_t max_lookups = 512;        // sessions asked for at once
+  uint64_t timeout_ns = 2'000'000'000;
+  // A partition's stored TEIDs asked again after a failure or no answer.
+  uint64_t stored_retry_ns = 1'000'000'000;
+  // Ask for the stored TEIDs before allocating (a fresh session table).
+  bool load_stored_teids = true;
+};
+
+class Restorer {
+ public:
+  // `loaded`: the segment's flag (WorkerShmHeader::stored_teids_loaded).
+  Restorer(const RestoreSettings& settings, const WorkerLayout& layout, SessionTable& sessions,
+           WorkerCounters& counters, LookupSink& sink, uint32_t& loaded);
+
+  // The proxy, for a request (or a message without reply) naming `teid`,
+  // which no live session holds. True: taken (held until the storage answers,
+  // or dropped as a copy of a held one, or for want of room; all counted).
+  // False: the storage cannot hold it, or just said it does not; answer it
+  // as unknown.
+  bool hold(const Arrival& arrival, std::span<const uint8_t> datagram, uint32_t teid,
+            uint32_t sequence) noexcept;
+
+  // What is done with a held message once its session is known (or known
+  // gone): handed back to the proxy as if it arrived now.
+  struct Replay {
+    void (*fn)(void* user, const Arrival& arrival, std::span<uint8_t> datagram) noexcept;
+    void* user;
+  };
+  // One record of the restore ring.
+  void apply(LookupKind kind, std::span<const uint8_t> payload, uint64_t now_ns, uint64_t wall_ns,
+             Replay replay) noexcept;
+
+  // Timeouts, and the stored-TEID questions still to ask. Every loop turn.
+  void tick(uint64_t now_ns) noexcept;
+
+  // True once the stored TEIDs are reserved: creations may allocate.
+  bool ready() const noexcept { return loaded_ != 0; }
+  uint32_t held() const noexcept { return held_count_; }
+
+ private:
+  static constexpr uint32_t kNone = 0xffffffffu;
+  struct Held {
+    uint32_t next = kNone;  // next message of the same look-up, or next free
+    uint32_t length = 0;
+    uint32_t sequence = 0;
+    Arrival arrival;
+  };
+  struct Lookup {
+    uint32_t access_teid = 0;  // 0: unused
+    uint32_t first = kNone;    // held messages, in arrival order
+    uint32_t last = kNone;
+    uint64_t deadline_ns = 0;
+  };
+  uint32_t findLookup(uint32_t access_teid) const noexcept;
+  // Drops (drop) or replays every message of look-up `l`, then frees it.
+  void finish(uint32_t l, bool drop, uint64_t now_ns, uint64_t wall_ns, Replay replay) noexcept;
+  void storedTeids(std::span<const uint8_t> payload) noexcept;
+  void askStoredTeids(uint64_t now_ns) noexcept;
+
+  RestoreSettings settings_;
+  WorkerLayout layout_;
+  SessionTable& sessions_;
+  WorkerCounters& counters_;
+  LookupSink& sink_;
+  uint32_t& loaded_;
+
+  std::vector<uint8_t> arena_;  // max_held x max_message
+  std::vector<Held> held_;
+  uint32_t free_held_ = kNone;
+  uint32_t held_count_ = 0;
+  std::vector<Lookup> lookups_;
+  uint32_t lookup_count_ = 0;
+  uint64_t next_sweep_ns_ = 0;
+  // Set while the messages of an absent session are replayed: hold() says no.
+  uint32_t refusing_ = 0;
+
+  // Stored TEIDs, per local partition: when it was last asked (0: not yet),
+  // and whether its list is complete.
+  std::vector<uint64_t> asked_ns_;
+  std::vector<uint8_t> partition_done_;
+  uint32_t partitions_done_ = 0;
+};
+
+}  // namespace gtpcp::worker
