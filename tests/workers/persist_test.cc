@@ -96,6 +96,14 @@ TEST_F(PersistTest, ASessionsLifeIsOneRecordPerChangeEndingInADeletion) {
   feed(simple(MessageType::kModifyBearerResponse, a.gateway_teid, decode(to_pgw[0].bytes).header().sequence_number, 16),
        a.pgw);
   EXPECT_EQ(sink_.records.size(), 1u) << "the request; an answer with a Cause alone changes nothing kept";
+  // Nor one whose Bearer Context is EBI and Cause (TS 29.274 Table 7.2.8-2):
+  // stored, it would replace the PGW's side the creation stored.
+  sink_.records.clear();
+  to_pgw = feed(simple(MessageType::kModifyBearerRequest, a.access_teid, 0x53), net::Address::v4(kSgw, kPort));
+  feed(withBearers(MessageType::kModifyBearerResponse, a.gateway_teid, decode(to_pgw[0].bytes).header().sequence_number,
+                   16, {5}),
+       a.pgw);
+  EXPECT_EQ(sink_.records.size(), 1u) << "the request's record only";
 
   sink_.records.clear();
   to_pgw = feed(simple(MessageType::kDeleteSessionRequest, a.access_teid, 0x52), net::Address::v4(kSgw, kPort));
@@ -104,7 +112,7 @@ TEST_F(PersistTest, ASessionsLifeIsOneRecordPerChangeEndingInADeletion) {
   ASSERT_FALSE(sink_.records.empty());
   EXPECT_EQ(sink_.records.back().kind, ChangeKind::kDelete);
   EXPECT_EQ(sink_.records.back().view().header->session_teid, a.access_teid);
-  EXPECT_EQ(header_->counters.persist_changes.load(), 5u);
+  EXPECT_EQ(header_->counters.persist_changes.load(), 6u);
 }
 
 TEST_F(PersistTest, ARejectedCreationDeletesTheRecordItsRequestWrote) {
@@ -123,9 +131,22 @@ TEST_F(PersistTest, ADedicatedBearerDeletedIsARemovedAttribute) {
   auto cbr = feed(withBearers(MessageType::kCreateBearerRequest, a.gateway_teid, 0x61, std::nullopt, {0}, 5), a.pgw);
   ASSERT_EQ(cbr.size(), 1u);
   sink_.records.clear();
-  feed(withBearers(MessageType::kCreateBearerResponse, a.access_teid, decode(cbr[0].bytes).header().sequence_number,
-                   16, {6}),
-       sgw);
+  // The SGW's answer names its user-plane endpoint of the new bearer.
+  std::vector<uint8_t> cbresp(256);
+  Builder b(cbresp);
+  b.begin(MessageType::kCreateBearerResponse, a.access_teid, decode(cbr[0].bytes).header().sequence_number);
+  addCause(b, 16);
+  b.beginGrouped(IeType::kBearerContext);
+  b.add(Ebi{6});
+  addCause(b, 16);
+  FTeid user;
+  user.interface_type = 4;  // S5/S8 SGW GTP-U
+  user.teid = 0xbeef;
+  user.ipv4 = Ipv4{{10, 1, 1, 6}};
+  b.add(user, 2);
+  b.endGrouped();
+  cbresp.resize(b.finish()->size());
+  feed(cbresp, sgw);
   ASSERT_EQ(sink_.records.size(), 1u);
   EXPECT_TRUE(sink_.records[0].has(Attribute::kBearerFromAccess, 6)) << "the SGW's side of the new bearer";
   auto dbr = feed(withBearers(MessageType::kDeleteBearerRequest, a.gateway_teid, 0x62, std::nullopt, {}), a.pgw);

@@ -59,6 +59,21 @@ std::span<uint8_t> begin(PersistSink& sink, ChangeKind kind, uint16_t partition,
   return out;
 }
 
+// A Bearer Context the record keeps, and its EBI: one that names the
+// bearer and carries the side's user-plane F-TEID. The persister stores a
+// side's context whole, so a context without one (a Modify Bearer Response's
+// is EBI and Cause) would replace what the creation stored with nothing.
+bool keptBearer(const Message& m, const Ie& ie, uint8_t& ebi) noexcept {
+  const Ie* e = m.findChild(ie, IeType::kEbi, 0);
+  if (e == nullptr) return false;
+  auto v = read<Ebi>(m, *e);
+  if (!v || v->value == 0) return false;  // a bearer the PGW has not numbered yet
+  ebi = v->value;
+  for (const Ie& child : m.children(ie))
+    if (child.ieType() == IeType::kFTeid) return true;
+  return false;
+}
+
 }  // namespace
 
 bool ChangeWriter::upsert(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
@@ -74,13 +89,7 @@ bool ChangeWriter::upsert(const SessionShm& session, uint32_t session_teid, uint
       const Attribute attr = attributeOf(ie.ieType(), from);
       if (attr == Attribute{}) continue;
       uint8_t ebi = 0;
-      if (ie.ieType() == IeType::kBearerContext) {
-        const Ie* e = m->findChild(ie, IeType::kEbi, 0);
-        if (e == nullptr) continue;
-        auto v = read<Ebi>(*m, *e);
-        if (!v || v->value == 0) continue;  // a bearer the PGW has not numbered yet
-        ebi = v->value;
-      }
+      if (ie.ieType() == IeType::kBearerContext && !keptBearer(*m, ie, ebi)) continue;
       a.add(attr, ebi, m->value(ie));
     }
   }
@@ -89,8 +98,11 @@ bool ChangeWriter::upsert(const SessionShm& session, uint32_t session_teid, uint
 }
 
 bool ChangeWriter::carriesAttributes(const Message& m, Leg from) noexcept {
-  for (const Ie& ie : m.topLevel())
-    if (ie.instance() == 0 && attributeOf(ie.ieType(), from) != Attribute{}) return true;
+  for (const Ie& ie : m.topLevel()) {
+    if (ie.instance() != 0 || attributeOf(ie.ieType(), from) == Attribute{}) continue;
+    uint8_t ebi = 0;
+    if (ie.ieType() != IeType::kBearerContext || keptBearer(m, ie, ebi)) return true;
+  }
   return false;
 }
 

@@ -65,6 +65,7 @@ namespace gtpcp::worker {
   X(restore_overflow, "worker.restore_overflow", "messages dropped because too many were held, or too large to hold") \
   X(restore_conflicts, "worker.restore_conflicts", "stored sessions whose slot this worker had given to another session") \
   X(sync_held, "worker.sync_held", "datagrams held until Redis acknowledged the changes before them (storage.persist: sync)") \
+  X(sync_holding, "worker.sync_holding", "answers waiting now for Redis to acknowledge the changes before them (gauge)") \
   X(sync_overflow, "worker.sync_overflow", "datagrams dropped because too many were held for Redis (peers retransmit)") \
   X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTPv2-C, unexpected)")
 

@@ -43,13 +43,13 @@ class PublishedRing {
 
 // The egress ring; with sync persistence, also where answers wait for Redis.
 //
-// Sync. What one datagram's handling sends is staged; once handled, the
-// staged datagrams go at once when the persister has released every change
-// record written so far, else they are held, in order, tagged with the
-// persist ring's position, and leave when the persister's released tail
-// passes it. Holding behind every earlier record, not just the datagram's
-// own, keeps the rule simple and makes an answer replayed from the cache
-// wait like the first copy did.
+// Sync. The answers one datagram's handling sends are staged; once handled,
+// they go at once when the persister has released every change record
+// written so far, else they are held, in order, tagged with the persist
+// ring's position, and leave when the persister's released tail passes it.
+// Holding behind every earlier record, not just the datagram's own, keeps
+// the rule simple and makes an answer replayed from the cache wait like the
+// first copy did.
 class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
  public:
   RingEgress(ring::Producer producer, WorkerCounters& counters, uint64_t hold_bytes)
@@ -61,7 +61,10 @@ class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
   }
 
   bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
-    if (staging_) return stage(socket, to, bytes);
+    // Only answers wait: a request on its way to a peer changes nothing the
+    // requester was told, and holding a creation toward the PGW would only
+    // run down its failover timer.
+    if (staging_ && isResponse(bytes)) return stage(socket, to, bytes);
     return push(socket, to, bytes);
   }
 
@@ -89,6 +92,7 @@ class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
     if (count_ == 0) used_end_ = 0;
   }
   bool holding() const noexcept { return count_ != 0; }
+  uint32_t held() const noexcept { return count_; }
   uint64_t oldestHeld() const noexcept { return count_ == 0 ? 0 : entries_[head_].position; }
 
  private:
@@ -101,6 +105,10 @@ class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
     uint64_t position;  // leaves once the persister's released tail reaches it
   };
 
+  static bool isResponse(std::span<const uint8_t> bytes) noexcept {
+    return bytes.size() >= 2 &&
+           gtp::v2::messageTypeInfo(bytes[1]).role == gtp::v2::MessageRole::kResponse;
+  }
   bool push(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
     ring::DatagramMeta meta{};
     meta.local_socket = socket;
@@ -398,7 +406,10 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     // Timers send too: failovers, Delete Bearer Requests after a gateway restart.
     proxy_->tick(now);
     if (restorer_) restorer_->tick(now);
-    if (sync_ && egress_->holding()) egress_->releaseHeld(persist_->released());
+    if (sync_) {
+      if (egress_->holding()) egress_->releaseHeld(persist_->released());
+      header_->counters.sync_holding.set(egress_->held());
+    }
     if (egress_->publish()) wakeForwarder();
     bool persister_work = persist_ && persist_->publish();
     persister_work = (lookups_ && lookups_->publish()) || persister_work;
