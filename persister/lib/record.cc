@@ -72,9 +72,15 @@ bool readBearer(std::span<const uint8_t> v, uint8_t ebi, bool from_access, proto
     switch (static_cast<IeType>(type)) {
       case IeType::kFTeid:
         if (auto f = FTeid::decode(value)) {
-          // S5/S8-U: 4 SGW, 5 PGW; S2b-U: 31 ePDG, 32 PGW... a side keeps
-          // the first user-plane F-TEID it names.
-          proto::FTeid* slot = from_access ? out.mutable_sgw_user_plane() : out.mutable_pgw_user_plane();
+          // Whose endpoint it is, by interface type (TS 29.274 Table 8.22-1;
+          // S5/S8-U: 4 SGW, 5 PGW; S2b-U: 31 ePDG, 33 PGW): a Create Bearer
+          // Response from the SGW gives the PGW's back beside its own, and
+          // is where the PGW's side of a dedicated bearer gets its EBI.
+          // Other types count as the sender's own. Each side keeps the
+          // first F-TEID it is named by.
+          const bool gateway_side = f->interface_type == 5 || f->interface_type == 33 ||
+                                    (f->interface_type != 4 && f->interface_type != 31 && !from_access);
+          proto::FTeid* slot = gateway_side ? out.mutable_pgw_user_plane() : out.mutable_sgw_user_plane();
           if (slot->teid() == 0 && slot->ipv4().empty() && slot->ipv6().empty()) setFTeid(*f, *slot);
         }
         break;

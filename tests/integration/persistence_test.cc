@@ -388,6 +388,48 @@ TEST_F(PersistenceTest, InSyncModeNothingLeavesBeforeRedisAcknowledgedIt) {
   EXPECT_EQ(TestGroup::workerSum(s, "worker.sync_holding"), 0u) << "all gone once Redis answered";
 }
 
+TEST_F(PersistenceTest, DedicatedBearersAreStoredWhileTheyLastAndRemovedWithThem) {
+  TestGroup& g = startPersistingGroup(2);
+  ASSERT_FALSE(HasFailure());
+  constexpr int kSubscribers = 100;
+  // The PGW answers and asks 400 ms late: each dedicated bearer lives about
+  // a second (Create, Update, then Delete Bearer), long enough to be seen.
+  auto pgw = std::make_unique<testing::PeerRun>(
+      std::vector<std::string>{"--pgw", ip(21), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers),
+                               "--duration", "60", "--dedicated-bearer", "--pgw-delay-ms", ip(21) + "=400",
+                               "--t3-ms", "3000"},
+      g.dir().path(), "pgw");
+  ASSERT_TRUE(testing::waitUntil([&] { return udpPortTaken(ip(21), 2123); }, 5s, 10ms));
+  testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers), "--mode",
+                        "hold", "--setup-rate", "200", "--duration", "4", "--t3-ms", "3000", "--dedicated-bearer"},
+                       g.dir().path(), "sgw");
+  // While it runs: records with the dedicated bearer, both its sides.
+  std::size_t with_dedicated = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (sgw.running() && std::chrono::steady_clock::now() < deadline) {
+    for (const auto& [key, rec] : records()) {
+      for (const proto::Bearer& b : rec.bearers()) {
+        if (b.ebi() == 6 && b.sgw_user_plane().teid() != 0 && b.pgw_user_plane().teid() != 0) ++with_dedicated;
+      }
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  const testing::PeerResult r = sgw.wait(30s);
+  note(r.describe());
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.value("/timeouts"), 0u);
+  EXPECT_EQ(r.value("/mismatches/total"), 0u);
+  EXPECT_GT(with_dedicated, 0u) << "no record ever held the dedicated bearer";
+  // Deleted, it left the records: the default bearer alone, both sides.
+  ASSERT_TRUE(settledWith(kSubscribers));
+  for (const auto& [key, rec] : records()) {
+    ASSERT_EQ(rec.bearers_size(), 1) << key << " " << rec.ShortDebugString();
+    EXPECT_EQ(rec.bearers(0).ebi(), 5u);
+    EXPECT_NE(rec.bearers(0).pgw_user_plane().teid(), 0u) << key;
+    EXPECT_EQ(rec.proxy().bearer_mask(), 1u << 5) << key;
+  }
+}
+
 // The access TEIDs (the key's last 8 hex digits) of `records`, of subscribers
 // whose IMSI starts with `prefix`.
 std::set<std::string> teidsOf(const std::map<std::string, proto::SessionRecord>& records, const std::string& prefix) {
