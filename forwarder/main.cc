@@ -14,6 +14,7 @@
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
+#include "watchdog/lib/heartbeat.h"
 #include "forwarder/lib/forwarder.h"
 
 int main(int argc, char** argv) {
@@ -69,6 +70,13 @@ int main(int argc, char** argv) {
     spdlog::warn("the kernel refused SO_ATTACH_REUSEPORT_CBPF: session creations share the sockets of "
                  "established sessions, and a surge of them delays the others");
   spdlog::info("group {} with {} workers", config->group, config->workers);
+  // Beats for the thread watchdog; without it the process still runs.
+  auto heartbeat = gtpcp::watchdog::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), "forwarder");
+  if (heartbeat) {
+    (*forwarder)->setHeartbeat(heartbeat->get());
+  } else {
+    spdlog::warn("{}", heartbeat.error());
+  }
   (*forwarder)->run(stop);
   spdlog::info("stopped");
   gtpcp::log::shutdown();

@@ -12,6 +12,7 @@
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
+#include "watchdog/lib/heartbeat.h"
 #include "persister/lib/persister_runtime.h"
 
 int main(int argc, char** argv) {
@@ -56,6 +57,13 @@ int main(int argc, char** argv) {
   if (!persister) return gtpcp::group::cannotStart(persister.error());
   const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();
   spdlog::info("started: {} channels toward Redis", config->workers);
+  // Beats for the thread watchdog; without it the process still runs.
+  auto heartbeat = gtpcp::watchdog::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), "persister");
+  if (heartbeat) {
+    (*persister)->setHeartbeat(heartbeat->get());
+  } else {
+    spdlog::warn("{}", heartbeat.error());
+  }
   (*persister)->run(stop);
   spdlog::info("stopped; {} changes written in {} batches",
                (*persister)->shm().counters.changes_read.load(), (*persister)->shm().counters.batches_written.load());

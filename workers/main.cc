@@ -14,6 +14,7 @@
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
+#include "watchdog/lib/heartbeat.h"
 #include "workers/lib/worker_runtime.h"
 
 int main(int argc, char** argv) {
@@ -72,6 +73,13 @@ int main(int argc, char** argv) {
   const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();
   spdlog::info("{} worker {}/{}: {} sessions held", (*worker)->adopted() ? "resumed" : "started", index,
                config->workers, (*worker)->sessions().active());
+  // Beats for the thread watchdog; without it the process still runs.
+  auto heartbeat = gtpcp::watchdog::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), gtpcp::group::Paths::workerName(index));
+  if (heartbeat) {
+    (*worker)->setHeartbeat(heartbeat->get());
+  } else {
+    spdlog::warn("{}", heartbeat.error());
+  }
   (*worker)->run(stop);
   spdlog::info("stopped with {} sessions held", (*worker)->sessions().active());
   gtpcp::log::shutdown();

@@ -242,6 +242,18 @@ constexpr KeyInfo kKeys[] = {
    .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.persist = static_cast<InstanceConfig::Storage::Persist>(v.integer); },
    .show = [](const InstanceConfig& c) { return std::string(c.storage.persist == InstanceConfig::Storage::Persist::kSync ? "sync" : "async"); }},
 
+  {.path = "watchdog", .type = KeyType::kSection,
+   .doc = "The thread watchdog: every process beats from inside its main loop; a silent or dead one is replaced."},
+  {.path = "watchdog.timeout_ms", .type = KeyType::kInteger, .min = 200, .max = 60000, .default_value = "1000",
+   .doc = "A process silent this long (its main loop hung, or stopped) is killed and started again.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.watchdog.timeout_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.watchdog.timeout_ms); }},
+  {.path = "watchdog.max_restarts", .type = KeyType::kInteger, .min = 1, .max = 1000, .default_value = "5",
+   .doc = "Restarts of one process within a minute after which the watchdog gives up on it and says why in "
+          "gtpcp status; between restarts it waits twice as long each time, from 100 ms to 10 s.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.watchdog.max_restarts = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.watchdog.max_restarts); }},
+
   {.path = "cpu", .type = KeyType::kSection, .doc = "CPU pinning."},
   {.path = "cpu.forwarder", .type = KeyType::kInteger, .min = -1, .max = 1023, .default_value = "-1",
    .doc = "CPU the forwarder is pinned to; -1 leaves it unpinned.",

@@ -167,6 +167,11 @@ struct InstanceConfig {
     Persist persist = Persist::kAsync;
   } storage;
 
+  struct Watchdog {
+    uint32_t timeout_ms = 0;    // silence after which a process is replaced
+    uint32_t max_restarts = 0;  // per process and minute, then given up
+  } watchdog;
+
   struct Cpu {
     int32_t forwarder = -1;        // -1: not pinned
     std::vector<int32_t> workers;  // empty, or one CPU per worker index

@@ -47,11 +47,15 @@ std::string Paths::workerDoorbell(unsigned worker) const {
 }
 
 std::string Paths::persisterSegment() const { return shm("persister"); }
+std::string Paths::watchdogSegment() const { return shm("watchdog"); }
 
 std::string Paths::forwarderDoorbellSocket() const { return run_dir_ + "/forwarder.bell"; }
 std::string Paths::persisterDoorbellSocket() const { return run_dir_ + "/persister.bell"; }
 std::string Paths::embeddedRedisDir() const { return run_dir_ + "/redis"; }
 std::string Paths::recoveryFile() const { return run_dir_ + "/recovery"; }
+std::string Paths::heartbeatEndpoint() const { return "ipc://" + run_dir_ + "/heartbeats.ipc"; }
+std::string Paths::watchdogStatusFile() const { return run_dir_ + "/watchdog.json"; }
+std::string Paths::lockFile(std::string_view process) const { return run_dir_ + "/" + std::string(process) + ".lock"; }
 std::string Paths::pidFile(std::string_view process) const {
   return run_dir_ + "/" + std::string(process) + ".pid";
 }

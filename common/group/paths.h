@@ -29,12 +29,16 @@ class Paths {
   std::string ring(unsigned worker, RingKind kind) const;
   std::string workerDoorbell(unsigned worker) const;
   std::string persisterSegment() const;
+  std::string watchdogSegment() const;
 
   // Files and sockets in the run directory.
   std::string forwarderDoorbellSocket() const;  // unix datagram socket the forwarder sleeps on
   std::string persisterDoorbellSocket() const;  // and the persister
   std::string embeddedRedisDir() const;         // the embedded redis-server's data and socket
   std::string recoveryFile() const;             // the group's Recovery as the launcher settled it
+  std::string heartbeatEndpoint() const;        // ZeroMQ: every process's heartbeats to the thread watchdog
+  std::string watchdogStatusFile() const;       // what the thread watchdog did, for gtpcp status
+  std::string lockFile(std::string_view process) const;  // held while a process is being replaced
   std::string pidFile(std::string_view process) const;
   std::string logFile(std::string_view process) const;
 

@@ -1,4 +1,5 @@
 #include "forwarder/lib/forwarder.h"
+#include "watchdog/lib/heartbeat.h"
 
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -449,7 +450,9 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
     if (health_ != nullptr) health_->tick(monotonicNs(), *sender_);
     sender_->flushAll();  // the forwarder's own replies and Echo Requests
     work |= drainEgress();
-    status.heartbeat_ns.store(monotonicNs(), std::memory_order_relaxed);
+    const uint64_t beat_ns = monotonicNs();
+    status.heartbeat_ns.store(beat_ns, std::memory_order_relaxed);
+    if (heartbeat_ != nullptr) heartbeat_->beat(beat_ns);
     if (!work) sleep();
   }
   status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);

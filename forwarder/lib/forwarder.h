@@ -50,6 +50,12 @@ struct ForwarderOptions {
   uint32_t max_creation_wait_ms = 500;
 };
 
+}  // namespace gtpcp::forwarder
+namespace gtpcp::watchdog {
+class HeartbeatSender;
+}  // namespace gtpcp::watchdog
+namespace gtpcp::forwarder {
+
 class Forwarder {
  public:
   // Creates or attaches the forwarder's segment and every worker's rings, and
@@ -62,6 +68,8 @@ class Forwarder {
   void run(const std::atomic<bool>& stop) noexcept;
 
   ForwarderShm& shm() noexcept { return *shm_; }
+  // Beats toward the thread watchdog from the loop (none: no beats).
+  void setHeartbeat(watchdog::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
   // False when the kernel refused the program that gives creations their own
   // socket (then every datagram shares one socket per address).
   bool creationsSteered() const noexcept {
@@ -72,6 +80,7 @@ class Forwarder {
 
  private:
   Forwarder() = default;
+  watchdog::HeartbeatSender* heartbeat_ = nullptr;
   class Sender;
   // One batch from address `socket`'s session socket, or its new-session
   // socket when `fresh`.

@@ -11,6 +11,7 @@
 #include "common/group/rings.h"
 #include "common/time/clock.h"
 #include "persister/lib/redis_slot.h"
+#include "watchdog/lib/heartbeat.h"
 
 namespace gtpcp::persister {
 
@@ -164,7 +165,9 @@ void PersisterRuntime::run(const std::atomic<bool>& stop) noexcept {
     const bool work = turn();
     updateGauges();
     announceInstance(monotonicNs());
-    status.heartbeat_ns.store(monotonicNs(), std::memory_order_relaxed);
+    const uint64_t beat_ns = monotonicNs();
+    status.heartbeat_ns.store(beat_ns, std::memory_order_relaxed);
+    if (heartbeat_ != nullptr) heartbeat_->beat(beat_ns);
     if (work) {
       loop_->runOnce(0);
       continue;

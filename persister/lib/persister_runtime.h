@@ -19,6 +19,10 @@
 #include "persister/lib/redis_client_impl.h"
 #include "persister/lib/restore_server.h"
 
+namespace gtpcp::watchdog {
+class HeartbeatSender;
+}
+
 namespace gtpcp::persister {
 
 struct PersisterOptions {
@@ -38,6 +42,8 @@ class PersisterRuntime {
 
   void run(const std::atomic<bool>& stop) noexcept;
   PersisterShm& shm() noexcept { return *shm_; }
+  // Beats toward the thread watchdog from the loop (none: no beats).
+  void setHeartbeat(watchdog::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
 
  private:
   PersisterRuntime() = default;
@@ -69,6 +75,7 @@ class PersisterRuntime {
   std::vector<ring::Doorbell> worker_bells_;
   int bell_ = -1;
   uint64_t next_announce_ns_ = 0;
+  watchdog::HeartbeatSender* heartbeat_ = nullptr;
   std::string instances_key_;
   std::string announce_value_;
   IoHandler bell_handler_;

@@ -151,6 +151,8 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"storage.sentinel_master", ReloadClass::kRestart},
       {"storage.embedded_port", ReloadClass::kRestart},
       {"storage.persist", ReloadClass::kRestart},
+      {"watchdog.timeout_ms", ReloadClass::kRestart},
+      {"watchdog.max_restarts", ReloadClass::kRestart},
       {"cpu.forwarder", ReloadClass::kRestart},
       {"cpu.workers", ReloadClass::kRestart},
   };
@@ -484,7 +486,7 @@ TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
       lines(r.error()),
       ElementsAre("gtpcp.yaml:1: grup: unknown key (did you mean \"group\"?)",
                   "gtpcp.yaml:4: gtpc.port: unknown key; expected one of: group, instance, "
-                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, storage, cpu",
+                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, storage, watchdog, cpu",
                   "gtpcp.yaml:6: gtpc.acess: unknown key (did you mean \"access\"?)",
                   "gtpcp.yaml:10: gtpc.access.ipv5: unknown key (did you mean \"ipv4\"?)",
                   "gtpcp.yaml:13: gtpc.gateway.zzz: unknown key; expected one of: ipv4, ipv6",

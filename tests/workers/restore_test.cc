@@ -209,7 +209,7 @@ TEST_F(RestoreTest, StoredTeidsAreReservedBeforeAnyAllocation) {
     const StoredTeidsChunk c{partition, static_cast<uint8_t>(RestoreOutcome::kFound), static_cast<uint8_t>(last),
                              static_cast<uint32_t>(teids.size())};
     std::memcpy(bytes.data(), &c, sizeof c);
-    std::memcpy(bytes.data() + sizeof c, teids.data(), teids.size() * 4);
+    if (!teids.empty()) std::memcpy(bytes.data() + sizeof c, teids.data(), teids.size() * 4);
     restorer_->apply(LookupKind::kStoredTeids, bytes, 0, 0, Restorer::Replay{nullptr, nullptr});
   };
   chunk(p5, {t0}, false);

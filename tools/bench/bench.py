@@ -102,7 +102,7 @@ class Group:
         startup = r.stdout.strip().splitlines()[-1]
         status = json.loads(self.gtpcp("status", "--json").stdout)
         # The proxy's own processes; the embedded redis-server is counted apart.
-        self.pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] != "redis"]
+        self.pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] not in ("redis", "watchdog")]
         self.redis_pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] == "redis"]
         self.persister_pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] == "persister"]
         return startup

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +29,7 @@
 #include "forwarder/lib/forwarder_shm.h"
 #include "persister/lib/persister_shm.h"
 #include "tools/launcher/redis_reader.h"
+#include "watchdog/lib/watchdog_shm.h"
 #include "workers/lib/worker_shm.h"
 
 namespace gtpcp::launcher {
@@ -116,6 +118,15 @@ Attached<Shm> attachAs(const std::string& name, uint32_t kind) {
   return a;
 }
 
+// A counter table (common/metrics/counter.h) as JSON: name -> value.
+template <std::size_t N>
+nlohmann::json countersJson(const metrics::CounterInfo (&info)[N], const void* counters) {
+  nlohmann::json out = nlohmann::json::object();
+  const auto* c = static_cast<const metrics::Counter*>(counters);
+  for (std::size_t i = 0; i < N; ++i) out[std::string(info[i].name)] = c[i].load();
+  return out;
+}
+
 const group::ProcessStatusShm* statusOf(const std::string& name, const group::Paths& paths,
                                         std::optional<ring::SharedSegment>& holder) {
   if (name == "forwarder") {
@@ -125,6 +136,11 @@ const group::ProcessStatusShm* statusOf(const std::string& name, const group::Pa
   }
   if (name == "persister") {
     auto a = attachAs<persister::PersisterShm>(paths.persisterSegment(), persister::kPersisterSegmentKind);
+    holder = std::move(a.segment);
+    return a.shm ? &a.shm->status : nullptr;
+  }
+  if (name == "watchdog") {
+    auto a = attachAs<watchdog::WatchdogShm>(paths.watchdogSegment(), watchdog::kWatchdogSegmentKind);
     holder = std::move(a.segment);
     return a.shm ? &a.shm->status : nullptr;
   }
@@ -261,6 +277,8 @@ std::vector<ProcessSpec> Group::processes() const {
     out.push_back({group::Paths::workerName(i), findBinary("gtpcp-worker"),
                    {"--config", config_path_, "--index", std::to_string(i)}});
   }
+  // Last: it watches the others once they serve; stopped first.
+  out.push_back({"watchdog", findBinary("gtpcp-thread-watchdog"), {"--config", config_path_}});
   return out;
 }
 
@@ -270,6 +288,7 @@ std::optional<int> Group::runningPid(const std::string& name) const {
   const std::string binary = name == "forwarder"   ? "gtpcp-forwarder"
                              : name == "persister" ? "gtpcp-persister"
                              : name == "redis"     ? "redis-server"
+                             : name == "watchdog"  ? "gtpcp-thread-watchdog"
                                                    : "gtpcp-worker";
   if (!runs(*pid, binary)) return std::nullopt;
   return pid;
@@ -413,6 +432,7 @@ bool Group::stop(std::ostream& out, bool keep_state, int timeout_ms) {
   if (!keep_state) {
     ring::SharedSegment::remove(paths_.forwarderSegment());
     ring::SharedSegment::remove(paths_.persisterSegment());
+    ring::SharedSegment::remove(paths_.watchdogSegment());
     for (uint32_t w = 0; w < config_.workers; ++w) {
       ring::SharedSegment::remove(paths_.workerSegment(w));
       ring::SharedSegment::remove(paths_.workerDoorbell(w));
@@ -425,7 +445,47 @@ bool Group::stop(std::ostream& out, bool keep_state, int timeout_ms) {
   return clean;
 }
 
+namespace {
+// flock() on a process's lock file: the operator's restart and the
+// watchdog's replacement never start two copies of one process.
+class ProcessLock {
+ public:
+  ProcessLock(const std::string& path, bool wait) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    held_ = fd_ >= 0 && ::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0;
+  }
+  ~ProcessLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool held() const noexcept { return held_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
+}  // namespace
+
+bool Group::replace(const std::string& name, std::ostream& out, int timeout_ms, bool& busy) {
+  busy = false;
+  ProcessLock lock(paths_.lockFile(name), false);
+  if (!lock.held()) {
+    busy = true;
+    return false;
+  }
+  for (const ProcessSpec& spec : processes()) {
+    if (spec.name != name) continue;
+    if (auto pid = runningPid(name)) {
+      kill(*pid, SIGKILL);
+      while (alive(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    auto pid = spawn(spec, out);
+    return pid && waitServing(name, *pid, timeout_ms, out);
+  }
+  return false;
+}
+
 bool Group::restart(const std::string& name, std::ostream& out, int timeout_ms) {
+  ProcessLock lock(paths_.lockFile(name), true);
   for (const ProcessSpec& spec : processes()) {
     if (spec.name != name) continue;
     terminate(name, timeout_ms, out);
@@ -464,11 +524,7 @@ nlohmann::json Group::status() const {
   auto fwd = attachAs<forwarder::ForwarderShm>(paths_.forwarderSegment(), forwarder::kForwarderSegmentKind);
   j["processes"].push_back(process("forwarder", fwd.shm ? &fwd.shm->status : nullptr));
   nlohmann::json counters = nlohmann::json::object();
-  if (fwd.shm) {
-    const metrics::Counter* c = reinterpret_cast<const metrics::Counter*>(&fwd.shm->counters);
-    for (std::size_t i = 0; i < std::size(forwarder::kForwarderCounterInfo); ++i)
-      counters[std::string(forwarder::kForwarderCounterInfo[i].name)] = c[i].load();
-  }
+  if (fwd.shm) counters = countersJson(forwarder::kForwarderCounterInfo, &fwd.shm->counters);
   uint64_t sessions = 0;
   for (uint32_t w = 0; w < config_.workers; ++w) {
     const std::string name = group::Paths::workerName(w);
@@ -477,11 +533,7 @@ nlohmann::json Group::status() const {
     if (a.shm) {
       p["sessions"] = a.shm->counters.sessions_active.load();
       sessions += a.shm->counters.sessions_active.load();
-      const metrics::Counter* c = reinterpret_cast<const metrics::Counter*>(&a.shm->counters);
-      nlohmann::json wc;
-      for (std::size_t i = 0; i < std::size(worker::kWorkerCounterInfo); ++i)
-        wc[std::string(worker::kWorkerCounterInfo[i].name)] = c[i].load();
-      p["counters"] = wc;
+      p["counters"] = countersJson(worker::kWorkerCounterInfo, &a.shm->counters);
     }
     if (fwd.shm) {
       p["ring_depth_slots"] = {{"priority", fwd.shm->priority_depth[w].load()},
@@ -494,10 +546,7 @@ nlohmann::json Group::status() const {
     auto per = attachAs<persister::PersisterShm>(paths_.persisterSegment(), persister::kPersisterSegmentKind);
     nlohmann::json p = process("persister", per.shm ? &per.shm->status : nullptr);
     if (per.shm) {
-      nlohmann::json pc;
-      const metrics::Counter* c = reinterpret_cast<const metrics::Counter*>(&per.shm->counters);
-      for (std::size_t i = 0; i < std::size(persister::kPersisterCounterInfo); ++i)
-        pc[std::string(persister::kPersisterCounterInfo[i].name)] = c[i].load();
+      nlohmann::json pc = countersJson(persister::kPersisterCounterInfo, &per.shm->counters);
       // The channels' Redis counters, summed (gauges too: "connected" counts channels).
       for (std::size_t i = 0; i < std::size(persister::kRedisCounterInfo); ++i) {
         uint64_t sum = 0;
@@ -508,6 +557,17 @@ nlohmann::json Group::status() const {
       p["counters"] = pc;
     }
     j["processes"].push_back(p);
+  }
+  {
+    auto wd = attachAs<watchdog::WatchdogShm>(paths_.watchdogSegment(), watchdog::kWatchdogSegmentKind);
+    nlohmann::json p = process("watchdog", wd.shm ? &wd.shm->status : nullptr);
+    if (wd.shm) p["counters"] = countersJson(watchdog::kWatchdogCounterInfo, &wd.shm->counters);
+    j["processes"].push_back(p);
+    // What it did to each process (restarts, last failure, why it gave up).
+    if (std::ifstream in(paths_.watchdogStatusFile()); in) {
+      auto watched = nlohmann::json::parse(in, nullptr, false);
+      if (!watched.is_discarded()) j["watchdog"] = watched;
+    }
   }
   if (auto redis = embeddedRedis()) {
     nlohmann::json r;
@@ -560,6 +620,15 @@ void Group::printStatus(const nlohmann::json& s, std::ostream& out) {
         << (p.contains("sessions") ? std::to_string(p["sessions"].get<uint64_t>()) : "") << "\n";
   }
   out << "sessions: " << s["sessions"].get<uint64_t>() << "\n";
+  if (s.contains("watchdog")) {
+    for (const auto& [name, w] : s["watchdog"].items()) {
+      if (w.value("restarts", 0) == 0 && !w.contains("why")) continue;
+      out << "watchdog: " << name << " restarted " << w.value("restarts", 0) << " times";
+      if (w.contains("last_failure")) out << ", last: " << w["last_failure"].get<std::string>();
+      if (w.contains("why")) out << "; GIVEN UP: " << w["why"].get<std::string>();
+      out << "\n";
+    }
+  }
   if (s.contains("gateways") && !s["gateways"].empty()) {
     out << std::left << std::setw(16) << "gateway" << std::setw(12) << "pool" << std::setw(26) << "address"
         << std::setw(6) << "up" << std::setw(10) << "recovery" << std::setw(10) << "restarts" << "echo sent/answered\n";

@@ -44,6 +44,11 @@ class Group {
   // Stops and starts one process (its shared memory stays: a worker resumes
   // its sessions).
   bool restart(const std::string& name, std::ostream& out, int timeout_ms = 10000);
+  // The thread watchdog's replacement of a dead or hung process: SIGKILL if
+  // it still runs (a stopped or hung one would not act on SIGTERM), then a
+  // new one, waited for until it serves. Skipped (false, `busy` set) while
+  // someone else replaces it; `was_running` says whether it had to be killed.
+  bool replace(const std::string& name, std::ostream& out, int timeout_ms, bool& busy);
 
   // Processes, sessions per worker, ring depths and every non-zero counter.
   nlohmann::json status() const;

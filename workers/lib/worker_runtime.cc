@@ -13,6 +13,7 @@
 #include "common/group/rings.h"
 #include "forwarder/lib/forwarder_shm.h"
 #include "persister/lib/persister_shm.h"
+#include "watchdog/lib/heartbeat.h"
 
 namespace gtpcp::worker {
 
@@ -415,6 +416,7 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     persister_work = (lookups_ && lookups_->publish()) || persister_work;
     if (persister_work) wakePersister();
     status.heartbeat_ns.store(now, std::memory_order_relaxed);
+    if (heartbeat_ != nullptr) heartbeat_->beat(now);
     if (n == 0) {
       // Waiting on the storage's TEIDs, or on Redis for held answers: look
       // again soon, not at the idle period (the persister also rings).

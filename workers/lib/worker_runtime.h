@@ -31,6 +31,9 @@
 namespace gtpcp::forwarder {
 struct ForwarderShm;
 }
+namespace gtpcp::watchdog {
+class HeartbeatSender;
+}
 
 namespace gtpcp::worker {
 
@@ -70,6 +73,8 @@ class WorkerRuntime {
   void run(const std::atomic<bool>& stop) noexcept;
 
   WorkerShmHeader& header() noexcept { return *header_; }
+  // Beats toward the thread watchdog from the loop (none: no beats).
+  void setHeartbeat(watchdog::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
   SessionTable& sessions() noexcept { return *sessions_; }
   // True when the segment existed before this process attached.
   bool adopted() const noexcept { return adopted_; }
@@ -111,6 +116,7 @@ class WorkerRuntime {
   int bell_socket_ = -1;
   bool adopted_ = false;
   bool sync_ = false;
+  watchdog::HeartbeatSender* heartbeat_ = nullptr;
 };
 
 }  // namespace gtpcp::worker

@@ -1,0 +1,138 @@
+#include "watchdog/lib/watchdog_runtime.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "common/time/clock.h"
+
+namespace gtpcp::watchdog {
+
+namespace {
+// How often processes are looked at: a hung one is found within
+// timeout + this.
+constexpr long kCheckPeriodMs = 50;
+// How long a replacement may take to serve before it counts as failed.
+constexpr int kReplaceTimeoutMs = 5000;
+}  // namespace
+
+tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> WatchdogRuntime::open(launcher::Group& group,
+                                                                                  const SupervisorSettings& settings) {
+  std::unique_ptr<WatchdogRuntime> w(new WatchdogRuntime(group, settings));
+  const group::Paths& paths = group.paths();
+  auto seg = ring::SharedSegment::createOrAttach(paths.watchdogSegment(), sizeof(WatchdogShm), kWatchdogSegmentKind,
+                                                 [](void* payload, std::size_t) -> ring::Result<void> {
+                                                   new (payload) WatchdogShm();
+                                                   return {};
+                                                 });
+  if (!seg) return tl::unexpected("shared memory " + paths.watchdogSegment() + ": " + seg.error().message);
+  w->segment_.emplace(std::move(*seg));
+  w->shm_ = static_cast<WatchdogShm*>(w->segment_->payload());
+  const std::string endpoint = paths.heartbeatEndpoint();
+  try {
+    w->socket_ = zmq::socket_t(w->context_, zmq::socket_type::sub);
+    w->socket_.set(zmq::sockopt::linger, 0);
+    w->socket_.set(zmq::sockopt::subscribe, "");
+    // A socket file left by a watchdog that was killed would refuse the bind.
+    ::unlink(endpoint.substr(std::string("ipc://").size()).c_str());
+    w->socket_.bind(endpoint);
+  } catch (const zmq::error_t& e) {
+    return tl::unexpected("heartbeat socket " + endpoint + ": " + e.what());
+  }
+  const uint64_t now = monotonicNs();
+  for (const launcher::ProcessSpec& spec : group.processes()) {
+    if (spec.name != "watchdog") w->supervisor_.watch(spec.name, now);
+  }
+  return w;
+}
+
+void WatchdogRuntime::receive(uint64_t now_ns) {
+  zmq::message_t m;
+  while (socket_.recv(m, zmq::recv_flags::dontwait)) {
+    if (!beat_.ParseFromArray(m.data(), static_cast<int>(m.size()))) continue;
+    shm_->counters.heartbeats.add();
+    supervisor_.heartbeat(beat_.process(), beat_.pid(), now_ns);
+  }
+}
+
+void WatchdogRuntime::check(uint64_t now_ns) {
+  // Processes this watchdog started are its children: reaped here, so that
+  // one that exits is seen dead at once rather than as a zombie.
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  const auto due = supervisor_.due(now_ns, [&](const std::string& name) { return group_.runningPid(name).has_value(); });
+  bool changed = !due.empty();
+  for (const Supervisor::Replacement& r : due) {
+    spdlog::warn("{}: {}; replacing it ({} ms after it was seen failing)", r.name, r.reason,
+                 (now_ns - r.detected_ns) / 1'000'000);
+    std::ostringstream out;
+    const uint64_t started = monotonicNs();
+    bool busy = false;
+    const bool ok = group_.replace(r.name, out, kReplaceTimeoutMs, busy);
+    if (busy) {
+      // The operator's gtpcp restart has it: a new grace period, not a failure.
+      supervisor_.restartedElsewhere(r.name, monotonicNs());
+      continue;
+    }
+    const uint64_t done = monotonicNs();
+    supervisor_.replaced(r.name, ok, done, done - started);
+    shm_->counters.restarts.add();
+    if (ok) {
+      spdlog::info("{}: serving again, {} ms after it was seen failing", r.name, (done - r.detected_ns) / 1'000'000);
+    } else {
+      shm_->counters.restart_failures.add();
+      spdlog::error("{}: did not come up: {}", r.name, out.str());
+    }
+  }
+  uint64_t given_up = 0;
+  for (const launcher::ProcessSpec& spec : group_.processes()) given_up += supervisor_.givenUp(spec.name) ? 1 : 0;
+  if (given_up != given_up_) {
+    const nlohmann::json status = supervisor_.status(now_ns);
+    for (auto it = status.begin(); it != status.end(); ++it) {
+      if (it->contains("why")) spdlog::error("{}: {}", it.key(), (*it)["why"].get<std::string>());
+    }
+    shm_->counters.given_up.set(given_up);
+    given_up_ = given_up;
+    changed = true;
+  }
+  if (changed) writeStatus(monotonicNs());
+}
+
+void WatchdogRuntime::writeStatus(uint64_t now_ns) {
+  const std::string path = group_.paths().watchdogStatusFile();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << supervisor_.status(now_ns).dump(1) << "\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+void WatchdogRuntime::run(const std::atomic<bool>& stop) {
+  group::announceServing(shm_->status);
+  writeStatus(monotonicNs());
+  zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}};
+  uint64_t next_check = 0;
+  while (!stop.load(std::memory_order_relaxed)) {
+    try {
+      zmq::poll(items, 1, std::chrono::milliseconds(kCheckPeriodMs));
+    } catch (const zmq::error_t&) {
+      // EINTR from a signal: the loop looks at `stop`.
+    }
+    const uint64_t now = monotonicNs();
+    receive(now);
+    shm_->status.heartbeat_ns.store(now, std::memory_order_relaxed);
+    if (now >= next_check) {
+      check(now);
+      next_check = now + uint64_t(kCheckPeriodMs) * 1'000'000;
+    }
+  }
+  writeStatus(monotonicNs());
+  shm_->status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+}
+
+}  // namespace gtpcp::watchdog

@@ -1,0 +1,45 @@
+// gtpcp-thread-watchdog, apart from its main: the heartbeat socket, the
+// Supervisor's verdicts carried out through the launcher's Group (which knows
+// how to start each process), and what it did written for gtpcp status.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <tl/expected.hpp>
+#include <zmq.hpp>
+
+#include "common/ring/segment.h"
+#include "proto/control.pb.h"
+#include "tools/launcher/launcher.h"
+#include "watchdog/lib/supervisor.h"
+#include "watchdog/lib/watchdog_shm.h"
+
+namespace gtpcp::watchdog {
+
+class WatchdogRuntime {
+ public:
+  static tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> open(launcher::Group& group,
+                                                                          const SupervisorSettings& settings);
+  void run(const std::atomic<bool>& stop);
+
+ private:
+  WatchdogRuntime(launcher::Group& group, const SupervisorSettings& settings)
+      : group_(group), supervisor_(settings) {}
+  void receive(uint64_t now_ns);
+  void check(uint64_t now_ns);
+  void writeStatus(uint64_t now_ns);
+
+  launcher::Group& group_;
+  Supervisor supervisor_;
+  std::optional<ring::SharedSegment> segment_;
+  WatchdogShm* shm_ = nullptr;
+  zmq::context_t context_{1};
+  zmq::socket_t socket_;
+  proto::Heartbeat beat_;
+  uint64_t given_up_ = 0;
+};
+
+}  // namespace gtpcp::watchdog

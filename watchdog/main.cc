@@ -1,0 +1,36 @@
+// gtpcp-thread-watchdog: replaces a process of the group that died or whose
+// main loop stopped beating. Wires configuration to watchdog/lib.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/config/check.h"
+#include "common/config/instance.h"
+#include "common/group/process_main.h"
+#include "common/log/log.h"
+#include "tools/launcher/launcher.h"
+#include "watchdog/lib/watchdog_runtime.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gtpcp-thread-watchdog: replaces dead or hung processes of the group"};
+  gtpcp::group::ProcessArgs args;
+  gtpcp::group::addProcessOptions(app, args);
+  CLI11_PARSE(app, argc, argv);
+  if (args.check) return gtpcp::config::checkConfigMain(args.config_path, std::cout);
+  auto config = gtpcp::group::loadProcessConfig(args.config_path);
+  if (!config) return 1;
+  gtpcp::log::init("watchdog", gtpcp::config::logLevelName(config->log.level));
+
+  gtpcp::launcher::Group group(*config, args.config_path, gtpcp::launcher::selfDirectory());
+  gtpcp::watchdog::SupervisorSettings settings;
+  settings.timeout_ns = uint64_t{config->watchdog.timeout_ms} * 1'000'000;
+  settings.max_restarts = config->watchdog.max_restarts;
+  auto runtime = gtpcp::watchdog::WatchdogRuntime::open(group, settings);
+  if (!runtime) return gtpcp::group::cannotStart(runtime.error());
+  const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();
+  spdlog::info("watching {} processes; a silent one is replaced after {} ms", group.processes().size() - 1,
+               config->watchdog.timeout_ms);
+  (*runtime)->run(stop);
+  spdlog::info("stopped");
+  return 0;
+}
