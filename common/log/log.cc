@@ -10,7 +10,9 @@ void init(const std::string& name, std::string_view level) {
   auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto logger = std::make_shared<spdlog::async_logger>(name, sink, spdlog::thread_pool(),
                                                        spdlog::async_overflow_policy::overrun_oldest);
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %n %l: %v", spdlog::pattern_time_type::utc);
+  // The process name and PID on every line: a replaced process logs to the
+  // same file as the one before it.
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %n[%P] %l: %v", spdlog::pattern_time_type::utc);
   logger->set_level(spdlog::level::from_str(std::string(level)));
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);

@@ -393,6 +393,8 @@ bool Group::start(std::ostream& out, int timeout_ms) {
   }
   out << "group " << config_.group << " serving in " << std::fixed << std::setprecision(3) << ms / 1000.0
       << " s (run directory " << paths_.runDir() << ")\n";
+  // For gtpcp status: how long the last start took.
+  std::ofstream(paths_.runDir() + "/start_ms") << ms << "\n";
   return true;
 }
 
@@ -502,6 +504,10 @@ nlohmann::json Group::status() const {
   nlohmann::json j;
   j["group"] = config_.group;
   j["run_dir"] = paths_.runDir();
+  if (std::ifstream in(paths_.runDir() + "/start_ms"); in) {
+    double ms = -1;
+    if (in >> ms && ms >= 0) j["start_seconds"] = ms / 1000.0;
+  }
   const uint64_t now = monotonicNs();
   auto process = [&](const std::string& name, const group::ProcessStatusShm* s) {
     nlohmann::json p;
@@ -620,6 +626,7 @@ void Group::printStatus(const nlohmann::json& s, std::ostream& out) {
         << (p.contains("sessions") ? std::to_string(p["sessions"].get<uint64_t>()) : "") << "\n";
   }
   out << "sessions: " << s["sessions"].get<uint64_t>() << "\n";
+  if (s.contains("start_seconds")) out << "last start: serving in " << s["start_seconds"].get<double>() << " s\n";
   if (s.contains("watchdog")) {
     for (const auto& [name, w] : s["watchdog"].items()) {
       if (w.value("restarts", 0) == 0 && !w.contains("why")) continue;
