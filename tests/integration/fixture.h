@@ -6,8 +6,13 @@
 // its shared memory is left in /dev/shm.
 #pragma once
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +35,19 @@ inline std::string onlyGateway(const std::string& address, const std::string& ex
 }
 // No Echo Requests to the gateways: for tests that count every datagram.
 inline constexpr const char* kNoHealthChecks = "health_check: {interval_ms: 0}\n";
+
+// Whether something is bound to UDP `address`:`port` now (an emulator's
+// socket): what a test waits for before sending to it.
+inline bool udpPortTaken(const std::string& address, uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  const bool taken = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno == EADDRINUSE;
+  ::close(fd);
+  return taken;
+}
 
 class DataPathTest : public ::testing::Test {
  protected:

@@ -151,16 +151,6 @@ class PersistenceTest : public DataPathTest {
     EXPECT_TRUE(testing::waitUntil([&] { return udpPortTaken(address, 2123); }, 5s, 10ms)) << "the PGW never bound";
     return pgw;
   }
-  static bool udpPortTaken(const std::string& address, uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
-    const bool taken = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno == EADDRINUSE;
-    ::close(fd);
-    return taken;
-  }
   uint16_t port_ = 0;
 };
 

@@ -45,7 +45,7 @@ class WatchdogTest : public DataPathTest {
         std::vector<std::string>{"--pgw", ip(21), "--proxy", proxy(), "--subscribers", std::to_string(subscribers),
                                  "--duration", "120"},
         group_->dir().path(), "pgw");
-    std::this_thread::sleep_for(200ms);
+    ASSERT_TRUE(testing::waitUntil([&] { return udpPortTaken(ip(21), 2123); }, 5s, 10ms)) << "the PGW never bound";
     sgw_ = std::make_unique<testing::PeerRun>(
         std::vector<std::string>{"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(subscribers),
                                  "--mode", "modify-only", "--setup-rate", "2000", "--rate", "1000", "--duration",
