@@ -11,6 +11,7 @@
 #include "common/config/check.h"
 #include "common/config/instance.h"
 #include "common/group/affinity.h"
+#include "common/group/control_shm.h"
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
@@ -26,7 +27,8 @@ int main(int argc, char** argv) {
   const std::string& config_path = args.config_path;
   auto config = gtpcp::group::loadProcessConfig(config_path);
   if (!config) return 1;
-  gtpcp::log::init("forwarder", gtpcp::config::logLevelName(config->log.level));
+  gtpcp::log::init("forwarder", gtpcp::config::logLevelName(config->log.level),
+                   gtpcp::group::pathsOf(*config).logFile("forwarder"));
 
   gtpcp::forwarder::ForwarderOptions options;
   options.paths = gtpcp::group::pathsOf(*config);
@@ -48,13 +50,17 @@ int main(int argc, char** argv) {
   options.creations_per_peer = config->overload.creations_per_peer;
   options.creations_burst = config->overload.creations_burst;
   options.max_creation_wait_ms = config->overload.max_creation_wait_ms;
-  auto routing = gtpcp::config::loadRoutingDocument(config->routing.resolved);
+  // After a `gtpcp reload`, the document in force, not the configuration's.
+  const auto routing_source =
+      gtpcp::group::routingToLoad(gtpcp::group::pathsOf(*config).controlSegment(), config->routing.resolved);
+  auto routing = gtpcp::config::loadRoutingDocument(routing_source.path);
   if (!routing) {
     spdlog::critical("{}", routing.error().toString());
     gtpcp::log::shutdown();
     return 1;
   }
   options.routing = &*routing;
+  options.routing_generation = routing_source.generation;
 
   if (auto e = gtpcp::group::pinToCpu(config->cpu.forwarder); !e.empty()) {
     spdlog::critical("cpu.forwarder: {}", e);

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     std::cerr << config_path << ": storage.mode: off, so there is nothing for gtpcp-persister to do\n";
     return 1;
   }
-  gtpcp::log::init("persister", gtpcp::config::logLevelName(config->log.level));
+  gtpcp::log::init("persister", gtpcp::config::logLevelName(config->log.level),
+                   gtpcp::group::pathsOf(*config).logFile("persister"));
 
   gtpcp::persister::PersisterOptions options;
   options.paths = gtpcp::group::pathsOf(*config);

@@ -11,6 +11,7 @@
 #include "common/config/instance.h"
 #include "common/config/routing.h"
 #include "common/group/affinity.h"
+#include "common/group/control_shm.h"
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
@@ -33,13 +34,17 @@ int main(int argc, char** argv) {
               << " names no worker\n";
     return 1;
   }
-  auto routing = gtpcp::config::loadRoutingDocument(config->routing.resolved);
+  // After a `gtpcp reload`, the document in force, not the configuration's.
+  const auto routing_source =
+      gtpcp::group::routingToLoad(gtpcp::group::pathsOf(*config).controlSegment(), config->routing.resolved);
+  auto routing = gtpcp::config::loadRoutingDocument(routing_source.path);
   if (!routing) {
     std::cerr << routing.error().toString() << "\n";
     return 1;
   }
   const std::string name = gtpcp::group::Paths::workerName(index);
-  gtpcp::log::init(name, gtpcp::config::logLevelName(config->log.level));
+  gtpcp::log::init(name, gtpcp::config::logLevelName(config->log.level),
+                   gtpcp::group::pathsOf(*config).logFile(name));
 
   gtpcp::worker::WorkerOptions options;
   options.paths = gtpcp::group::pathsOf(*config);
@@ -62,6 +67,7 @@ int main(int argc, char** argv) {
   options.proxy.transaction_timeout_ns = uint64_t{config->timers.transaction_lifetime_ms} * 1'000'000;
   options.proxy.t3_ns = uint64_t{config->timers.t3_ms} * 1'000'000;
   options.proxy.n3 = config->timers.n3;
+  options.routing_generation = routing_source.generation;
 
   if (auto e = gtpcp::group::pinToCpu(config->workerCpu(index)); !e.empty()) {
     spdlog::critical("cpu.workers[{}]: {}", index, e);

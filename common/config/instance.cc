@@ -253,6 +253,11 @@ constexpr KeyInfo kKeys[] = {
           "gtpcp status; between restarts it waits twice as long each time, from 100 ms to 10 s.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.watchdog.max_restarts = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.watchdog.max_restarts); }},
+  {.path = "watchdog.stop_drain_ms", .type = KeyType::kInteger, .min = 0, .max = 600000, .default_value = "5000",
+   .doc = "gtpcp stop (or SIGTERM to the watchdog): how long the group waits for the answers to the requests it "
+          "forwarded before it stops anyway; meanwhile creations get cause 73 and other requests are dropped.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.watchdog.stop_drain_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.watchdog.stop_drain_ms); }},
 
   {.path = "cpu", .type = KeyType::kSection, .doc = "CPU pinning."},
   {.path = "cpu.forwarder", .type = KeyType::kInteger, .min = -1, .max = 1023, .default_value = "-1",

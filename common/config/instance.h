@@ -170,6 +170,7 @@ struct InstanceConfig {
   struct Watchdog {
     uint32_t timeout_ms = 0;    // silence after which a process is replaced
     uint32_t max_restarts = 0;  // per process and minute, then given up
+    uint32_t stop_drain_ms = 0; // a stop waits this long for open transactions
   } watchdog;
 
   struct Cpu {

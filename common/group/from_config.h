@@ -11,7 +11,9 @@
 
 namespace gtpcp::group {
 
-inline Paths pathsOf(const config::InstanceConfig& c) { return Paths(c.group, c.run_dir.resolved, c.instance); }
+inline Paths pathsOf(const config::InstanceConfig& c) {
+  return Paths(c.group, c.run_dir.resolved, c.instance, c.log.directory.resolved);
+}
 
 inline SocketPlan socketPlanOf(const config::InstanceConfig& c) {
   return SocketPlan::make(c.gtpc.access.ipv4, c.gtpc.access.ipv6, c.gtpc.gateway.ipv4, c.gtpc.gateway.ipv6,

@@ -16,8 +16,11 @@ const char* toString(ProcessState s) noexcept {
   return "unknown";
 }
 
-Paths::Paths(std::string group, std::string run_dir, std::string instance)
-    : group_(std::move(group)), run_dir_(std::move(run_dir)), instance_(std::move(instance)) {}
+Paths::Paths(std::string group, std::string run_dir, std::string instance, std::string log_dir)
+    : group_(std::move(group)),
+      run_dir_(std::move(run_dir)),
+      instance_(std::move(instance)),
+      log_dir_(std::move(log_dir)) {}
 
 std::string Paths::shm(std::string_view object) const {
   return ring::shmName(group_ + "." + instance_, object);
@@ -48,6 +51,7 @@ std::string Paths::workerDoorbell(unsigned worker) const {
 
 std::string Paths::persisterSegment() const { return shm("persister"); }
 std::string Paths::watchdogSegment() const { return shm("watchdog"); }
+std::string Paths::controlSegment() const { return shm("control"); }
 
 std::string Paths::forwarderDoorbellSocket() const { return run_dir_ + "/forwarder.bell"; }
 std::string Paths::persisterDoorbellSocket() const { return run_dir_ + "/persister.bell"; }
@@ -55,12 +59,13 @@ std::string Paths::embeddedRedisDir() const { return run_dir_ + "/redis"; }
 std::string Paths::recoveryFile() const { return run_dir_ + "/recovery"; }
 std::string Paths::heartbeatEndpoint() const { return "ipc://" + run_dir_ + "/heartbeats.ipc"; }
 std::string Paths::watchdogStatusFile() const { return run_dir_ + "/watchdog.json"; }
+std::string Paths::controlEndpoint() const { return "ipc://" + run_dir_ + "/control.ipc"; }
 std::string Paths::lockFile(std::string_view process) const { return run_dir_ + "/" + std::string(process) + ".lock"; }
 std::string Paths::pidFile(std::string_view process) const {
   return run_dir_ + "/" + std::string(process) + ".pid";
 }
 std::string Paths::logFile(std::string_view process) const {
-  return run_dir_ + "/" + std::string(process) + ".log";
+  return (log_dir_.empty() ? run_dir_ : log_dir_) + "/" + std::string(process) + ".log";
 }
 std::string Paths::workerName(unsigned worker) { return "worker-" + std::to_string(worker); }
 

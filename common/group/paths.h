@@ -17,7 +17,8 @@ enum class RingKind : uint8_t { kPriority, kNew, kEgress, kPersist, kLookup, kRe
 
 class Paths {
  public:
-  Paths(std::string group, std::string run_dir, std::string instance = "a");
+  // `log_dir`: where the processes' log files go (empty: the run directory).
+  Paths(std::string group, std::string run_dir, std::string instance = "a", std::string log_dir = "");
 
   const std::string& group() const noexcept { return group_; }
   const std::string& runDir() const noexcept { return run_dir_; }
@@ -30,6 +31,7 @@ class Paths {
   std::string workerDoorbell(unsigned worker) const;
   std::string persisterSegment() const;
   std::string watchdogSegment() const;
+  std::string controlSegment() const;  // the control server's commands to every process
 
   // Files and sockets in the run directory.
   std::string forwarderDoorbellSocket() const;  // unix datagram socket the forwarder sleeps on
@@ -38,9 +40,10 @@ class Paths {
   std::string recoveryFile() const;             // the group's Recovery as the launcher settled it
   std::string heartbeatEndpoint() const;        // ZeroMQ: every process's heartbeats to the thread watchdog
   std::string watchdogStatusFile() const;       // what the thread watchdog did, for gtpcp status
+  std::string controlEndpoint() const;          // ZeroMQ: gtpcp's commands to the control server
   std::string lockFile(std::string_view process) const;  // held while a process is being replaced
   std::string pidFile(std::string_view process) const;
-  std::string logFile(std::string_view process) const;
+  std::string logFile(std::string_view process) const;  // in the log directory
 
   // "forwarder", "worker-0", ...
   static std::string workerName(unsigned worker);
@@ -51,6 +54,7 @@ class Paths {
   std::string group_;
   std::string run_dir_;
   std::string instance_;
+  std::string log_dir_;
 };
 
 }  // namespace gtpcp::group

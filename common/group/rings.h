@@ -6,6 +6,7 @@
 
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
+#include "common/ring/ring_shm.h"
 #include "common/ring/segment.h"
 
 namespace gtpcp::group {
@@ -31,6 +32,16 @@ inline ring::Result<ring::SharedSegment> openDoorbellSegment(const std::string& 
         ring::initDoorbell(static_cast<ring::DoorbellShm*>(payload));
         return {};
       });
+}
+
+// Whether every record published on the ring in `segment` was popped and
+// released: an observer's view (neither producer nor consumer), for a stop
+// that waits until the workers took everything the forwarder queued.
+inline bool ringDrained(const ring::SharedSegment& segment) noexcept {
+  const auto* h = static_cast<const ring::RingHeaderShm*>(segment.payload());
+  // Acquire on both: pairs with the producer's publish and the consumer's
+  // release stores (ring.h).
+  return h->tail.load(std::memory_order_acquire) == h->head.load(std::memory_order_acquire);
 }
 
 }  // namespace gtpcp::group

@@ -18,9 +18,11 @@
 namespace gtpcp::log {
 
 // Sets up the default logger for process `name` ("forwarder", "worker-0")
-// writing to stderr (the launcher points stderr at the process's log file).
+// writing to `file` (appending; empty: none) and to stderr. When stderr
+// already is `file` (the launcher points it there, so that what a crash or
+// the runtime prints lands beside the log), each line is written once.
 // `level`: trace|debug|info|warn|error|off.
-void init(const std::string& name, std::string_view level);
+void init(const std::string& name, std::string_view level, const std::string& file = "");
 void shutdown();
 
 // "001010123456789" -> "00101*********9" : enough to tell subscribers apart in

@@ -51,15 +51,29 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
   if (c.version == 2 && c.route != Route::kDrop) shm_.received_v2[c.message_type].add();
   // Relaxed: the forwarder's own copy of a value it alone writes.
   const auto recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
+  // Relaxed: a flag the control server raises once per drain; a batch that
+  // misses it only lets a few more requests in.
+  const bool closing = control_ != nullptr && control_->closing.load(std::memory_order_relaxed) != 0;
   switch (c.route) {
     case Route::kPriority:
-      toPriority(workers_[c.worker], meta, bytes);
-      return;
     case Route::kEveryWorker:
-      for (WorkerPorts& w : workers_) toPriority(w, meta, bytes);
+      // Stopping: what was forwarded completes, nothing new begins.
+      if (closing && c.version == 2 && gtp::v2::messageTypeInfo(c.message_type).role == gtp::v2::MessageRole::kRequest) {
+        counters_.dropped_closing.add();
+        return;
+      }
+      if (c.route == Route::kPriority) {
+        toPriority(workers_[c.worker], meta, bytes);
+      } else {
+        for (WorkerPorts& w : workers_) toPriority(w, meta, bytes);
+      }
       return;
     case Route::kNew: {
       WorkerPorts& w = workers_[c.worker];
+      if (control_ != nullptr && control_->draining.load(std::memory_order_relaxed) != 0) {
+        refuseCreation(meta, c.decoded, counters_.rejected_draining);
+        return;
+      }
       if (peer_limit_ != nullptr && !peer_limit_->allow(group::peerOf(meta), meta.receive_ns)) {
         refuseCreation(meta, c.decoded, counters_.rejected_peer_rate);
         return;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 
+#include "common/group/control_shm.h"
 #include "common/gtp/v2/message.h"
 #include "common/net/address.h"
 #include "common/ring/doorbell.h"
@@ -51,6 +52,8 @@ class Dispatcher {
   void setHealth(GatewayHealth* health) noexcept { health_ = health; }
   // Session creations per peer over this limit are rejected; none: no limit.
   void setPeerRateLimit(PeerRateLimiter* limiter) noexcept { peer_limit_ = limiter; }
+  // The group's drain and stop flags; none: never draining.
+  void setControl(const group::GroupControlShm* control) noexcept { control_ = control; }
 
  private:
   void reply(const ring::DatagramMeta& meta, std::size_t length) noexcept;
@@ -65,6 +68,7 @@ class Dispatcher {
   ReplySink& replies_;
   GatewayHealth* health_ = nullptr;
   PeerRateLimiter* peer_limit_ = nullptr;
+  const group::GroupControlShm* control_ = nullptr;
   gtp::v2::Message scratch_;
   std::array<uint8_t, 128> reply_buffer_{};
 };

@@ -215,6 +215,19 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   f->segment_.emplace(std::move(*segment));
   f->shm_ = static_cast<ForwarderShm*>(f->segment_->payload());
   f->shm_->recovery.store(options.recovery, std::memory_order_relaxed);
+  if (options.control) {
+    auto control = group::openControl(options.paths.controlSegment());
+    if (!control) return tl::unexpected(control.error().message);
+    f->control_segment_.emplace(std::move(*control));
+    f->control_ = &group::controlOf(*f->control_segment_);
+    f->routing_generation_ = options.routing_generation;
+    if (options.routing != nullptr) {
+      f->control_->forwarder.routing_hash.store(options.routing->contentHash(), std::memory_order_relaxed);
+      f->control_->forwarder.routing_failed.store(0, std::memory_order_relaxed);
+    }
+    // R2: pairs with A2 in the control server.
+    f->control_->forwarder.routing_generation.store(options.routing_generation, std::memory_order_release);
+  }
 
   for (uint32_t w = 0; w < options.workers; ++w) {
     const std::pair<group::RingKind, uint32_t> rings[] = {{group::RingKind::kPriority, options.priority_slots},
@@ -430,8 +443,29 @@ void Forwarder::sleep() noexcept {
   drainDoorbell();
 }
 
+void Forwarder::reloadRouting() noexcept {
+  auto in_force = group::routingInForce(*control_);
+  if (!in_force) return;
+  routing_generation_ = in_force->generation;
+  group::ControlAckShm& ack = control_->forwarder;
+  auto routing = config::loadRoutingDocument(in_force->path);
+  if (routing) {
+    health_ = std::make_unique<GatewayHealth>(*routing, options_.sockets, *shm_, monotonicNs());
+    dispatcher_->setHealth(health_.get());
+    ack.routing_hash.store(routing->contentHash(), std::memory_order_relaxed);
+    ack.routing_failed.store(0, std::memory_order_relaxed);
+    shm_->counters.routing_reloads.add();
+  } else {
+    ack.routing_failed.store(1, std::memory_order_relaxed);
+    shm_->counters.routing_reload_failures.add();
+  }
+  // R2: pairs with A2 in the control server: hash and verdict first.
+  ack.routing_generation.store(routing_generation_, std::memory_order_release);
+}
+
 void Forwarder::run(const std::atomic<bool>& stop) noexcept {
   dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *sender_);
+  dispatcher_->setControl(control_);
   dispatcher_->setHealth(health_.get());
   dispatcher_->setPeerRateLimit(peer_limit_.get());
   group::ProcessStatusShm& status = shm_->status;
@@ -453,8 +487,15 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
     const uint64_t beat_ns = monotonicNs();
     status.heartbeat_ns.store(beat_ns, std::memory_order_relaxed);
     if (heartbeat_ != nullptr) heartbeat_->beat(beat_ns);
+    // A1: pairs with R1 in the control server (routingInForce() acquires).
+    if (control_ != nullptr && control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_)
+      reloadRouting();
     if (!work) sleep();
   }
+  // What the workers answered before they stopped still goes out.
+  for (int round = 0; round < 64 && drainEgress(); ++round) {
+  }
+  sender_->flushAll();
   status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
 }
 

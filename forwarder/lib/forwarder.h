@@ -20,6 +20,7 @@
 #include <tl/expected.hpp>
 
 #include "common/config/routing.h"
+#include "common/group/control_shm.h"
 #include "common/group/paths.h"
 #include "common/group/socket_plan.h"
 #include "common/ring/segment.h"
@@ -42,6 +43,11 @@ struct ForwarderOptions {
   uint8_t recovery = 1;
   // The routing document: its gateways get Echo health checks. None: no checks.
   const config::RoutingTable* routing = nullptr;
+  // The control segment's routing generation `routing` belongs to (0: the
+  // configuration's document, no reload yet).
+  uint64_t routing_generation = 0;
+  // Take commands (drain, stop, reload) from the group's control segment.
+  bool control = true;
   // Session creations per second per peer (0: no limit), and the burst.
   uint32_t creations_per_peer = 0;
   uint32_t creations_burst = 0;
@@ -89,6 +95,9 @@ class Forwarder {
   bool egressPending() noexcept;
   void drainDoorbell() noexcept;
   void sleep() noexcept;
+  // A new routing generation in the control segment: its document's gateways
+  // get the health checks from now on. Allocates; runs once per reload.
+  void reloadRouting() noexcept;
 
   ForwarderOptions options_;
   std::optional<ring::SharedSegment> segment_;
@@ -103,6 +112,9 @@ class Forwarder {
   std::unique_ptr<Sender> sender_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<GatewayHealth> health_;
+  std::optional<ring::SharedSegment> control_segment_;
+  group::GroupControlShm* control_ = nullptr;
+  uint64_t routing_generation_ = 0;
   std::unique_ptr<PeerRateLimiter> peer_limit_;
   struct ReceiveBuffers;
   std::unique_ptr<ReceiveBuffers> rx_;

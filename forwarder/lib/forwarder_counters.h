@@ -23,6 +23,10 @@ namespace gtpcp::forwarder {
   X(rejected_overload, "forwarder.rejected_overload", "session creations rejected (No resources) because a worker's new ring was full") \
   X(rejected_peer_rate, "forwarder.rejected_peer_rate", "session creations rejected (No resources) over the sending peer's overload.creations_per_peer") \
   X(rejected_stale, "forwarder.rejected_stale", "session creations rejected (No resources) after waiting longer than overload.max_creation_wait_ms") \
+  X(rejected_draining, "forwarder.rejected_draining", "session creations rejected (No resources) while the group drains (gtpcp drain, gtpcp stop)") \
+  X(dropped_closing, "forwarder.dropped_closing", "requests dropped while the group stops (their senders retransmit to the instance that takes over)") \
+  X(routing_reloads, "forwarder.routing_reloads", "routing documents loaded at run time (gtpcp reload)") \
+  X(routing_reload_failures, "forwarder.routing_reload_failures", "routing documents that did not load at run time (the previous one stays)") \
   X(from_new_session_sockets, "forwarder.datagrams_from_new_session_sockets", "datagrams the kernel steered to the new-session sockets") \
   X(dropped_overload, "forwarder.dropped_overload", "session creations dropped because neither the ring nor a rejection could be sent") \
   X(to_priority, "forwarder.datagrams_to_priority_ring", "datagrams put on workers' priority rings")   \

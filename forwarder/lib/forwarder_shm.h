@@ -12,7 +12,7 @@
 
 namespace gtpcp::forwarder {
 
-inline constexpr uint32_t kForwarderSegmentKind = 0x46574432;  // "FWD2"
+inline constexpr uint32_t kForwarderSegmentKind = 0x46574433;  // "FWD3"
 inline constexpr unsigned kMaxWorkers = 64;
 inline constexpr unsigned kMaxHealthChecked = 1024;  // gateways with Echo health checks
 inline constexpr uint32_t kRecoveryUnknown = 0x100;  // no Echo Response seen yet
@@ -58,6 +58,10 @@ struct ForwarderShm {
   alignas(64) metrics::Counter egress_depth[kMaxWorkers];
   // Writer: the forwarder; release after writing the entries' addresses.
   alignas(64) std::atomic<uint32_t> gateways_published{0};
+  // Writer: the forwarder; incremented (release) after every publication,
+  // also one with the same count (a reloaded routing document). A worker
+  // that sees it change maps its gateways to the entries again.
+  std::atomic<uint32_t> gateways_version{0};
   alignas(64) GatewayStatusShm gateways[kMaxHealthChecked];
 };
 

@@ -48,6 +48,7 @@ GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::S
   // P1: pairs with the workers' acquire load: the addresses above are
   // visible to whoever sees the count.
   shm_.gateways_published.store(static_cast<uint32_t>(n), std::memory_order_release);
+  shm_.gateways_version.fetch_add(1, std::memory_order_release);
   next_due_ = settings_.interval_ms == 0 || n == 0 ? UINT64_MAX : now_ns;
 }
 

@@ -174,6 +174,9 @@ void PersisterRuntime::run(const std::atomic<bool>& stop) noexcept {
     }
     bool in_flight = false;
     for (auto& c : channels_) in_flight |= c->inFlight();
+    // Look-ups wait on Redis too: with every slot taken, the next one on the
+    // ring is not work until a reply frees one, and only the loop reads it.
+    for (auto& r : restore_) in_flight |= r->outstanding() != 0;
     if (in_flight) {
       // Answers, or a failed batch's pause, are what we wait for.
       loop_->runOnce(10);

@@ -153,6 +153,7 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"storage.persist", ReloadClass::kRestart},
       {"watchdog.timeout_ms", ReloadClass::kRestart},
       {"watchdog.max_restarts", ReloadClass::kRestart},
+      {"watchdog.stop_drain_ms", ReloadClass::kRestart},
       {"cpu.forwarder", ReloadClass::kRestart},
       {"cpu.workers", ReloadClass::kRestart},
   };

@@ -250,6 +250,55 @@ TEST_F(DispatcherTest, AFullNewRingIsAnsweredNoResourcesWhileThePriorityRingFlow
   EXPECT_EQ(take(w, true).size(), pushed);
 }
 
+TEST_F(DispatcherTest, WhileDrainingCreationsAreAnsweredNoResourcesAndTheRestFlows) {
+  group::GroupControlShm control;
+  dispatcher_->setControl(&control);
+  control.draining.store(1);
+  const std::string imsi = "001010000000043";
+  const int w = workerOfImsi(imsi);
+  dispatch(createSessionRequest(imsi, 0xbeef, 7));
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  v2::Message m;
+  ASSERT_TRUE(m.decode(sink_.replies[0].bytes));
+  EXPECT_EQ(m.messageType(), v2::MessageType::kCreateSessionResponse);
+  EXPECT_EQ(m.header().teid, 0xbeefu);
+  EXPECT_EQ(v2::readFirst<v2::CauseIe>(m)->value, static_cast<uint8_t>(v2::Cause::kNoResourcesAvailable));
+  EXPECT_EQ(shm_->counters.rejected_draining.load(), 1u);
+  const uint32_t teid = (uint32_t{static_cast<uint16_t>(w)} << 22) | 1;
+  dispatch(message(v2::MessageType::kModifyBearerRequest, teid, 1));
+  dispatcher_->flush();
+  EXPECT_EQ(take(w, false).size(), 1u) << "established sessions are not drained";
+  EXPECT_TRUE(take(w, true).empty());
+  // Over: creations queue again.
+  control.draining.store(0);
+  dispatch(createSessionRequest(imsi, 0xbeef, 8));
+  dispatcher_->flush();
+  EXPECT_EQ(take(w, true).size(), 1u);
+}
+
+TEST_F(DispatcherTest, WhileClosingRequestsAreDroppedAndResponsesStillRelayed) {
+  group::GroupControlShm control;
+  dispatcher_->setControl(&control);
+  control.draining.store(1);
+  control.closing.store(1);
+  const uint32_t teid = (uint32_t{1000} << 22) | 0x1234;  // worker 1
+  dispatch(message(v2::MessageType::kModifyBearerRequest, teid, 5));
+  dispatch(message(v2::MessageType::kDeletePdnConnectionSetRequest, 0, 6));
+  dispatch(message(v2::MessageType::kModifyBearerResponse, teid, 5));
+  dispatch(message(v2::MessageType::kCreateSessionResponse, 0, 3 * 7 + 2));
+  dispatch(message(v2::MessageType::kEchoRequest, std::nullopt, 9));
+  dispatcher_->flush();
+  EXPECT_EQ(take(1, false).size(), 1u) << "the Modify Bearer Response";
+  EXPECT_EQ(take(2, false).size(), 1u) << "the Create Session Response";
+  EXPECT_TRUE(take(0, false).empty());
+  EXPECT_EQ(shm_->counters.dropped_closing.load(), 2u);
+  ASSERT_EQ(sink_.replies.size(), 1u) << "Echo is still answered";
+  // Creations still get cause 73, not silence.
+  dispatch(createSessionRequest("001010000000044", 0xbeef, 10));
+  EXPECT_EQ(sink_.replies.size(), 2u);
+  EXPECT_EQ(shm_->counters.rejected_draining.load(), 1u);
+}
+
 TEST_F(DispatcherTest, FlushWakesOnlyTheWorkersThatGotSomething) {
   const uint32_t teid = (uint32_t{1} << 22) | 5;  // worker 1
   dispatch(message(v2::MessageType::kModifyBearerRequest, teid, 1));

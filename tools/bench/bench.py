@@ -30,6 +30,13 @@ emulation) in modify-only mode, and prints:
     transaction and its ratio to storage off, persister and redis-server
     CPU, Redis commands per transaction, the persister's lag, latencies.
 
+  * start: from launching `gtpcp start` (storage off, embedded Redis) to
+    its exit and to the group's first answer to an Echo Request, to a
+    Create Session Request and (cold start on Redis) to a Modify Bearer
+    Request of a session stored in Redis only; each request sent every
+    millisecond from the launch, --start-runs launches per series (median,
+    min, max). --only-start runs this phase alone.
+
 Then the codec micro-benchmarks. The emulator runs on the same cores as the
 proxy, so the highest rate is the machine's, not the proxy's alone; CPU per
 transaction is the figure that compares across machines.
@@ -42,11 +49,14 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+import start_probe as sp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -59,6 +69,16 @@ SURGE_GATEWAY = "127.201.0.22"  # nothing listens there
 
 def log(msg):
     print(msg, flush=True)
+
+
+def terminate(proc):
+    """SIGTERM to a process we started, SIGKILL if it is still there 5 s later."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def cpu_ns(pid):
@@ -75,7 +95,7 @@ def cpu_ns(pid):
 
 
 class Group:
-    def __init__(self, bin_dir, workers, work, routing=None, cpu=None, storage="  mode: off\n"):
+    def __init__(self, bin_dir, workers, work, routing=None, cpu=None, storage="  mode: off\n", big_rings=True):
         self.bin = bin_dir
         self.dir = work
         self.config = os.path.join(work, "gtpcp.yaml")
@@ -85,15 +105,18 @@ class Group:
         with open(self.config, "w") as f:
             f.write(f"group: bench{os.getpid()}\nrun_dir: {work}/run\nworkers: {workers}\n"
                     f"routing: routing.yaml\nlog:\n  level: warn\ngtpc:\n  access:\n    ipv4: {PROXY}\n"
-                    "rings:\n  priority_slots: 65536\n  new_slots: 16384\n"
+                    # Rings for the highest rates, or the defaults (the start phase: what an operator starts).
+                    + ("rings:\n  priority_slots: 65536\n  new_slots: 16384\n" if big_rings else "") +
                     # The data path alone unless asked: persistence is measured on its own.
                     "storage:\n" + storage)
             if cpu is not None:
                 f.write(f"cpu:\n  forwarder: {cpu}\n  workers: [{', '.join([str(cpu)] * workers)}]\n")
 
+    def argv(self, *args):
+        return [os.path.join(self.bin, "gtpcp"), "-c", self.config, *args]
+
     def gtpcp(self, *args):
-        return subprocess.run([os.path.join(self.bin, "gtpcp"), "-c", self.config, *args],
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=60)
 
     def start(self):
         r = self.gtpcp("start")
@@ -335,6 +358,169 @@ def persistence(bin_dir, work, top, duration, subscribers, budget=240.0):
     return out
 
 
+# The start phase's subscribers, SGW (its probes' source address) and series
+# of launches: storage off and the embedded Redis (ports of their own), each
+# timing an Echo Request and a Create Session Request, then the embedded
+# Redis again timing a Modify Bearer Request of a session stored in Redis only.
+START_IMSI = 1010000900001  # 001010000900001
+START_SGW = "127.201.0.31"
+START_SERIES = [
+    ("off", "  mode: off\n", ("echo", "create")),
+    ("embedded", "  mode: embedded\n  embedded_port: 16397\n", ("echo", "create")),
+    ("restoring", "  mode: embedded\n  embedded_port: 16396\n", ("modify",)),
+]
+# Bound of one launch: a group that has not answered by then has failed.
+START_TIMEOUT_S = 3.0
+# The issue's target for the first answer to a session stored in Redis only
+# (restored lazily), and the reference product's median.
+START_TARGET_S, START_REFERENCE_S = 0.100, 0.135
+
+
+def start_launches(group, gwork, runs, imsis, kinds):
+    """`runs` + 1 launches of `group`, each probed from its launch with the
+    requests named in `kinds` and stopped before the next. The first one is
+    not counted: it fills the page cache and, for "modify", creates one
+    session per counted launch, so that each of them modifies a session of
+    its own that, after gtpcp stop (which removes the shared memory), lives
+    in Redis only. Returns one sample per counted launch."""
+    samples, stored = [], []
+    for i in range(runs + 1):
+        sequence = 0x1000 + 0x10 * i
+        probes = []
+        if "echo" in kinds:
+            probes.append(sp.Probe("echo", START_SGW, sp.echo_request, sp.ECHO_RESPONSE, sequence))
+        if "create" in kinds:
+            imsi = next(imsis)
+            probes.append(sp.Probe("create", START_SGW, lambda q, imsi=imsi, i=i: sp.create_session_request(
+                q, imsi, START_SGW, 0x10000 + i), sp.CREATE_SESSION_RESPONSE, sequence))
+        if "modify" in kinds and i > 0:
+            s_imsi, s_teid = stored.pop()
+            probes.append(sp.Probe("modify", START_SGW, lambda q, s_imsi=s_imsi, s_teid=s_teid:
+                                   sp.modify_bearer_request(q, s_teid, s_imsi, START_SGW),
+                                   sp.MODIFY_BEARER_RESPONSE, sequence))
+        log_path = os.path.join(gwork, f"start-{i}.log")
+        try:
+            exited, rc = sp.launch_and_probe(group.argv("start"), probes, PROXY, log_path, timeout=START_TIMEOUT_S)
+            if rc != 0:
+                with open(log_path) as f:
+                    raise RuntimeError("gtpcp start failed:\n" + f.read())
+            said = json.loads(group.gtpcp("status", "--json").stdout).get("start_seconds")
+            if i == 0 and "modify" in kinds:
+                stored = create_sessions(runs, imsis)
+        finally:
+            group.stop()
+            for p in probes:
+                p.close()
+        if i > 0:
+            samples.append({"exits": exited, "status_says": said, **{p.name: p.answered for p in probes},
+                            "sent": {p.name: p.sent for p in probes},
+                            "refused": {p.name: {"count": len(p.refused), "causes": sorted(set(p.refused))}
+                                        for p in probes if p.refused}})
+    return samples
+
+
+def create_sessions(count, imsis):
+    """`count` sessions created through the running group, one after the
+    other: [(IMSI, the proxy's control TEID toward the SGW)]."""
+    sessions = []
+    for k in range(count):
+        imsi = next(imsis)
+        probe = sp.Probe("create", START_SGW, lambda q, imsi=imsi, k=k: sp.create_session_request(
+            q, imsi, START_SGW, 0x20000 + k), sp.CREATE_SESSION_RESPONSE, 0x2000 + k)
+        try:
+            sp.exchange(probe, PROXY, timeout=2.0)
+        finally:
+            probe.close()
+        teid = probe.answer[4].get(sp.IF_PGW_GTPC) if probe.answer else None
+        if teid is None:
+            raise RuntimeError(f"the group did not accept a Create Session Request for IMSI {imsi:015d} "
+                               f"(answers refusing it: {probe.refused})")
+        sessions.append((imsi, teid))
+    return sessions
+
+
+def start_phase(bin_dir, work, runs, workers):
+    """Time from launching `gtpcp start` to its exit and to the first answers
+    of the group: an Echo Request (the forwarder answers it) and a Create
+    Session Request (a worker and the emulated PGW answer it), with storage
+    off and with the embedded Redis; then a Modify Bearer Request of a
+    session that exists in Redis only (the cold start restores it when
+    asked). Each request is sent every millisecond from the launch until
+    accepted; `runs` launches per series after one not counted; median, min
+    and max. The probes cost the machine little: `gtpcp start` exits as
+    fast with them as without, within the noise."""
+    started = time.monotonic()
+    subscribers = 3 * runs + 2  # a creation per launch, and the stored sessions
+    pgw = subprocess.Popen([os.path.join(bin_dir, "gtpcp-peer"), "--pgw", PGW, "--proxy", PROXY,
+                            "--imsi-start", f"{START_IMSI:015d}", "--subscribers", str(subscribers),
+                            "--duration", "900"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = {"runs": runs, "workers": workers, "timeout_s": START_TIMEOUT_S, "series": {}}
+    try:
+        probe = sp.Probe("echo", START_SGW, sp.echo_request, sp.ECHO_RESPONSE, 1)
+        try:
+            if not sp.exchange(probe, PGW, timeout=5.0):
+                raise RuntimeError("the emulated PGW did not answer an Echo Request within 5 s")
+        finally:
+            probe.close()
+        imsis = iter(range(START_IMSI, START_IMSI + subscribers))
+        for name, storage, kinds in START_SERIES:
+            gwork = os.path.join(work, "start-" + name)
+            os.makedirs(gwork)
+            group = Group(bin_dir, workers, gwork, storage=storage, big_rings=False)
+            out["series"][name] = {"samples": start_launches(group, gwork, runs, imsis, kinds)}
+    finally:
+        terminate(pgw)
+    out["seconds"] = time.monotonic() - started
+
+    columns = [("exits", "gtpcp start exits"), ("status_says", "gtpcp status says"), ("echo", "first Echo"),
+               ("create", "first Create Session"), ("modify", "first Modify Bearer")]
+    log("")
+    log(f"  start: {runs} launches per series (one more before them, not counted), {workers} worker(s); "
+        "each request sent every 1 ms from the launch until accepted; seconds from the launch, median (min..max)")
+    log("    series     " + "".join(f"{title:<26}" for _, title in columns))
+    notes = []
+    for name, _, _ in START_SERIES:
+        m = out["series"][name]
+        cells = []
+        for key, title in columns:
+            values = [s[key] for s in m["samples"] if key in s]
+            got = sorted(v for v in values if v is not None)
+            m[key] = {"median": statistics.median(got), "min": got[0], "max": got[-1]} if got else {}
+            if len(got) < len(values):
+                m[key]["unanswered"] = len(values) - len(got)
+                notes.append(f"{name}: {title}: nothing accepted within {START_TIMEOUT_S:.0f} s in "
+                             f"{len(values) - len(got)} of {len(values)} launches")
+            cell = f"{statistics.median(got):.3f} ({got[0]:.3f}..{got[-1]:.3f})" if got else "-"
+            cells.append(f"{cell:<26}")
+        log(f"    {name:<10} " + "".join(cells))
+        refused = {}
+        for s in m["samples"]:
+            for probe, r in s["refused"].items():
+                count, causes = refused.get(probe, (0, set()))
+                refused[probe] = (count + r["count"], causes | set(r["causes"]))
+        for probe, (count, causes) in sorted(refused.items()):
+            notes.append(f"{name}: {count} answers refusing the {probe} request (cause "
+                         f"{', '.join(str(c) for c in sorted(causes))}), each followed by a new attempt")
+    log("    (restoring: the embedded Redis holds the session, the shared memory was removed by gtpcp stop)")
+    for note in notes:
+        log("    " + note)
+
+    def median(series, key):
+        st = out["series"][series].get(key, {})
+        return f"{st['median']:.2f}" if "median" in st else "-"
+    first = out["series"]["restoring"]["modify"]
+    if "median" not in first or first.get("unanswered"):
+        verdict = "NOT met (not every launch answered)"
+    else:
+        verdict = "met" if first["median"] <= START_TARGET_S else "NOT met"
+    log(f"    start (embedded Redis, median of {runs}): gtpcp start exits {median('embedded', 'exits')} s; "
+        f"first Echo answered {median('embedded', 'echo')} s; first Create Session answered "
+        f"{median('embedded', 'create')} s; first Modify Bearer of a stored session {median('restoring', 'modify')} s; "
+        f"target <= {START_TARGET_S:.2f} s (reference product {START_REFERENCE_S:.3f} s): {verdict}; "
+        f"phase took {out['seconds']:.0f} s")
+    return out
+
+
 def overload(bin_dir, work, top, duration):
     """Established subscribers' latency with and without a creation surge."""
     out = {}
@@ -426,12 +612,7 @@ def overload(bin_dir, work, top, duration):
         out = {"capacity_per_s": capacity, "surge_ratio": ratio, "modify_rate": rate, "alone": b, "with_surge": l, "surge": surge,
                "timeouts_alone": base["timeouts"], "timeouts_with_surge": loaded["timeouts"]}
     finally:
-        pgw.send_signal(signal.SIGTERM)
-        try:
-            pgw.wait(5)
-        except subprocess.TimeoutExpired:
-            pgw.kill()
-            pgw.wait()
+        terminate(pgw)
         group.stop()
     return out
 
@@ -556,18 +737,30 @@ def main():
     ap.add_argument("--no-codec", action="store_true")
     ap.add_argument("--no-overload", action="store_true")
     ap.add_argument("--no-persistence", action="store_true")
+    ap.add_argument("--only-start", action="store_true", help="the start phase alone")
+    ap.add_argument("--no-start", action="store_true")
+    ap.add_argument("--start-runs", type=int, default=9, help="launches per series of the start phase (default 9)")
     args = ap.parse_args()
     if args.only_persistence:
         if args.top is None:
             ap.error("--only-persistence needs --top")
-        args.no_overload = args.no_codec = True
+        args.no_overload = args.no_codec = args.no_start = True
+    if args.only_start:
+        args.no_overload = args.no_codec = args.no_persistence = True
+    if args.start_runs < 1:
+        ap.error("--start-runs must be at least 1")
     work = tempfile.mkdtemp(prefix="gtpcp-bench-")
     try:
-        log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), modify-only, "
-            f"{args.subscribers} subscribers, {args.duration:.0f} s per step")
-        if args.top is None:
+        if args.only_start:
+            log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), start phase alone")
+            top, result = None, {}
+        elif args.top is None:
+            log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), modify-only, "
+                f"{args.subscribers} subscribers, {args.duration:.0f} s per step")
             top, result = datapath(args, work)
         else:
+            log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), modify-only, "
+                f"{args.subscribers} subscribers, {args.duration:.0f} s per step")
             top, result = args.top, {}
             log(f"  data path skipped: highest error-free Modify Bearer rate {top} tx/s, as given")
         if not args.no_overload:
@@ -576,8 +769,10 @@ def main():
         if not args.no_persistence:
             log("")
             result["persistence"] = persistence(args.bin, work, top, args.duration, args.subscribers)
+        if not args.no_start:
+            result["start"] = start_phase(args.bin, work, args.start_runs, args.workers)
         path = os.path.join(ROOT, "build", "bench-datapath.json")
-        if args.top is not None and os.path.exists(path):
+        if (args.top is not None or args.only_start) and os.path.exists(path):
             # A run without the data path replaces only the figures it measured.
             with open(path) as f:
                 result = {**json.load(f), **result}

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "common/config/routing.h"
+#include "common/group/control_shm.h"
 #include "common/group/process_status_shm.h"
 #include "common/time/clock.h"
 #include "common/group/rings.h"
@@ -175,7 +176,11 @@ std::optional<ProcessSpec> Group::embeddedRedis() const {
   if (config_.storage.mode != config::InstanceConfig::Storage::Mode::kEmbedded) return std::nullopt;
   // Its data (an append-only file) in the run directory, so that a restart of
   // the group finds the sessions again; loopback only.
-  return ProcessSpec{"redis", findBinary("redis-server"),
+  // Debian's redis-server, not whatever wrapper comes first on PATH (a
+  // version manager's shim costs a start 20 ms).
+  std::string binary = findBinary("redis-server");
+  if (binary == "redis-server" && access("/usr/bin/redis-server", X_OK) == 0) binary = "/usr/bin/redis-server";
+  return ProcessSpec{"redis", binary,
                      {"--port", std::to_string(config_.storage.embedded_port), "--bind", "127.0.0.1",
                       "--dir", paths_.embeddedRedisDir(), "--save", "", "--appendonly", "yes",
                       "--appendfsync", "everysec", "--daemonize", "no", "--protected-mode", "yes"}};
@@ -202,7 +207,7 @@ bool Group::startRedis(std::ostream& out, int timeout_ms) {
           << config_.storage.embedded_port << ")\n";
       return true;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   out << "redis: not answering on 127.0.0.1:" << config_.storage.embedded_port << "; last lines of "
       << paths_.logFile("redis") << ":\n" << tail(paths_.logFile("redis"), 8);
@@ -296,6 +301,13 @@ std::optional<int> Group::runningPid(const std::string& name) const {
 
 std::optional<int> Group::spawn(const ProcessSpec& spec, std::ostream& out) {
   const std::string log = paths_.logFile(spec.name);
+  // Everything the child needs is built before fork(): the watchdog forks
+  // from a process with other threads (ZeroMQ's, the log's), and the child
+  // may not allocate.
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(spec.binary.c_str()));
+  for (const auto& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
     out << spec.name << ": fork: " << std::strerror(errno) << "\n";
@@ -312,19 +324,22 @@ std::optional<int> Group::spawn(const ProcessSpec& spec, std::ostream& out) {
       dup2(fd, 1);
       dup2(fd, 2);
     }
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(spec.binary.c_str()));
-    for (const auto& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "exec %s: %s\n", spec.binary.c_str(), std::strerror(errno));
+    static const char msg[] = "exec failed\n";
+    (void)!::write(2, msg, sizeof msg - 1);
     _exit(127);
   }
   std::ofstream(paths_.pidFile(spec.name)) << pid << "\n";
   return pid;
 }
 
-bool Group::waitServing(const std::string& name, int pid, int timeout_ms, std::ostream& out) {
+uint64_t Group::starts(const std::string& name) const {
+  std::optional<ring::SharedSegment> holder;
+  const auto* s = statusOf(name, paths_, holder);
+  return s ? s->starts.load(std::memory_order_relaxed) : 0;
+}
+
+bool Group::waitServing(const std::string& name, int pid, int timeout_ms, std::ostream& out, uint64_t starts_before) {
   const uint64_t deadline = monotonicNs() + uint64_t(timeout_ms) * 1'000'000;
   while (monotonicNs() < deadline) {
     if (!alive(pid)) {
@@ -336,7 +351,8 @@ bool Group::waitServing(const std::string& name, int pid, int timeout_ms, std::o
     if (const auto* s = statusOf(name, paths_, holder)) {
       // A1: pairs with S1 in the process: pid is visible once state is.
       const auto state = static_cast<group::ProcessState>(s->state.load(std::memory_order_acquire));
-      if (state == group::ProcessState::kServing && s->pid.load(std::memory_order_relaxed) == uint32_t(pid))
+      if (state == group::ProcessState::kServing && s->pid.load(std::memory_order_relaxed) == uint32_t(pid) &&
+          s->starts.load(std::memory_order_relaxed) > starts_before)
         return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -353,34 +369,53 @@ bool Group::start(std::ostream& out, int timeout_ms) {
     out << "cannot create run directory " << paths_.runDir() << ": " << ec.message() << "\n";
     return false;
   }
+  const fs::path log_dir = fs::path(paths_.logFile("gtpcp")).parent_path();
+  fs::create_directories(log_dir, ec);
+  if (ec) {
+    out << "cannot create log directory " << log_dir.string() << " (log.directory): " << ec.message() << "\n";
+    return false;
+  }
   const uint64_t t0 = monotonicNs();
-  if (!startRedis(out, timeout_ms) || !settleRecovery(out)) {
-    out << "group " << config_.group << " did not start\n";
+  // A group stopped with --keep-state left its drain and close flags up; the
+  // routing document a reload put in force stays.
+  if (auto control = group::openControl(paths_.controlSegment()); control) {
+    group::GroupControlShm& c = group::controlOf(*control);
+    c.draining.store(0, std::memory_order_relaxed);
+    c.closing.store(0, std::memory_order_relaxed);
+  } else {
+    out << "shared memory " << paths_.controlSegment() << ": " << control.error().message << "\n";
     return false;
   }
   std::vector<std::pair<ProcessSpec, int>> started;
   bool ok = true;
-  // The forwarder first: it binds the sockets, so a port already taken stops
-  // the start before any worker runs.
-  for (const ProcessSpec& spec : processes()) {
-    if (auto pid = runningPid(spec.name)) {
-      out << std::left << std::setw(12) << spec.name << " pid " << std::setw(8) << *pid << " already running\n";
-      continue;
+  // At once, so that on two cores the processes' own start-up (linking,
+  // configuration, shared memory) overlaps; one that fails (a port already
+  // taken) fails the start, and what was started is stopped again. The
+  // workers first, while Redis starts: they need neither Redis nor the
+  // Recovery. The forwarder answers with the Recovery, so it comes once that
+  // is settled; the watchdog last, so that it finds the others started.
+  auto spawnAll = [&](bool workers) {
+    for (const ProcessSpec& spec : processes()) {
+      if (!ok) return;
+      if ((spec.name.rfind("worker-", 0) == 0) != workers) continue;
+      if (auto pid = runningPid(spec.name)) {
+        out << std::left << std::setw(12) << spec.name << " pid " << std::setw(8) << *pid << " already running\n";
+        continue;
+      }
+      auto pid = spawn(spec, out);
+      if (!pid) {
+        ok = false;
+        return;
+      }
+      started.emplace_back(spec, *pid);
     }
-    auto pid = spawn(spec, out);
-    if (!pid) {
-      ok = false;
-      break;
-    }
-    started.emplace_back(spec, *pid);
-    if (spec.name == "forwarder" && !waitServing(spec.name, *pid, timeout_ms, out)) {
-      ok = false;
-      break;
-    }
-  }
+  };
+  spawnAll(true);
+  ok = ok && startRedis(out, timeout_ms) && settleRecovery(out);
+  spawnAll(false);
   for (const auto& [spec, pid] : started) {
     if (!ok) break;
-    if (spec.name != "forwarder" && !waitServing(spec.name, pid, timeout_ms, out)) ok = false;
+    if (!waitServing(spec.name, pid, timeout_ms, out)) ok = false;
   }
   const double ms = double(monotonicNs() - t0) / 1e6;
   if (!ok) {
@@ -420,12 +455,23 @@ bool Group::terminate(const std::string& name, int timeout_ms, std::ostream& out
 
 bool Group::stop(std::ostream& out, bool keep_state, int timeout_ms) {
   bool clean = true;
-  auto specs = processes();
-  // Workers first: the forwarder keeps draining their egress until they are gone.
-  for (auto it = specs.rbegin(); it != specs.rend(); ++it) {
-    const bool was_running = runningPid(it->name).has_value();
-    clean &= terminate(it->name, timeout_ms, out);
-    if (was_running) out << std::left << std::setw(12) << it->name << " stopped\n";
+  // SIGTERM to the watchdog drains the group and stops it (what `gtpcp stop`
+  // asks over the control channel); it may take the whole drain.
+  if (runningPid("watchdog")) {
+    clean &= terminate("watchdog", int(config_.watchdog.stop_drain_ms) + 4 * timeout_ms, out);
+    out << std::left << std::setw(12) << "watchdog" << " stopped\n";
+  }
+  // What is left (no watchdog, or one that did not finish): workers first,
+  // so that the forwarder sends what they answered last; the persister last,
+  // so that it writes their last changes.
+  std::vector<std::string> order;
+  for (uint32_t w = 0; w < config_.workers; ++w) order.push_back(group::Paths::workerName(w));
+  order.push_back("forwarder");
+  order.push_back("persister");
+  for (const std::string& name : order) {
+    const bool was_running = runningPid(name).has_value();
+    clean &= terminate(name, timeout_ms, out);
+    if (was_running) out << std::left << std::setw(12) << name << " stopped\n";
   }
   if (runningPid("redis")) {
     clean &= terminate("redis", timeout_ms, out);
@@ -435,6 +481,7 @@ bool Group::stop(std::ostream& out, bool keep_state, int timeout_ms) {
     ring::SharedSegment::remove(paths_.forwarderSegment());
     ring::SharedSegment::remove(paths_.persisterSegment());
     ring::SharedSegment::remove(paths_.watchdogSegment());
+    ring::SharedSegment::remove(paths_.controlSegment());
     for (uint32_t w = 0; w < config_.workers; ++w) {
       ring::SharedSegment::remove(paths_.workerSegment(w));
       ring::SharedSegment::remove(paths_.workerDoorbell(w));
@@ -490,7 +537,16 @@ bool Group::restart(const std::string& name, std::ostream& out, int timeout_ms) 
   ProcessLock lock(paths_.lockFile(name), true);
   for (const ProcessSpec& spec : processes()) {
     if (spec.name != name) continue;
-    terminate(name, timeout_ms, out);
+    if (name == "watchdog") {
+      // SIGTERM would have it stop the group; here it is not answering on
+      // the control channel (gtpcp asks it to restart itself there first).
+      if (auto pid = runningPid(name)) {
+        kill(*pid, SIGKILL);
+        while (alive(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    } else {
+      terminate(name, timeout_ms, out);
+    }
     auto pid = spawn(spec, out);
     if (!pid || !waitServing(name, *pid, timeout_ms, out)) return false;
     out << std::left << std::setw(12) << name << " pid " << std::setw(8) << *pid << " serving\n";
@@ -610,6 +666,36 @@ nlohmann::json Group::status() const {
     }
   }
   j["gateways"] = gateways;
+  // The control server's commands in force: drain, and the routing document.
+  j["draining"] = false;
+  {
+    nlohmann::json routing;
+    routing["path"] = config_.routing.resolved;
+    routing["generation"] = 0;
+    if (auto seg = ring::SharedSegment::attach(paths_.controlSegment(), group::kControlSegmentKind)) {
+      const auto& c = *static_cast<const group::GroupControlShm*>(seg->payload());
+      j["draining"] = c.draining.load(std::memory_order_relaxed) != 0;
+      if (c.closing.load(std::memory_order_relaxed) != 0) j["stopping"] = true;
+      if (auto in_force = group::routingInForce(c)) {
+        routing["path"] = in_force->path;
+        routing["generation"] = in_force->generation;
+      }
+      auto version = [](const group::ControlAckShm& ack) {
+        nlohmann::json v;
+        // Acquire: pairs with R2 in the process.
+        v["generation"] = ack.routing_generation.load(std::memory_order_acquire);
+        std::ostringstream hex;
+        hex << std::hex << std::setw(16) << std::setfill('0') << ack.routing_hash.load(std::memory_order_relaxed);
+        v["version"] = hex.str();
+        if (ack.routing_failed.load(std::memory_order_relaxed) != 0) v["failed"] = true;
+        return v;
+      };
+      routing["processes"]["forwarder"] = version(c.forwarder);
+      for (uint32_t w = 0; w < config_.workers && w < group::kControlMaxWorkers; ++w)
+        routing["processes"][group::Paths::workerName(w)] = version(c.workers[w]);
+    }
+    j["routing"] = routing;
+  }
   return j;
 }
 
@@ -626,6 +712,26 @@ void Group::printStatus(const nlohmann::json& s, std::ostream& out) {
         << (p.contains("sessions") ? std::to_string(p["sessions"].get<uint64_t>()) : "") << "\n";
   }
   out << "sessions: " << s["sessions"].get<uint64_t>() << "\n";
+  if (s.value("stopping", false)) {
+    out << "STOPPING: requests dropped, open transactions finishing\n";
+  } else if (s.value("draining", false)) {
+    out << "DRAINING: session creations refused with cause 73 (gtpcp drain --off ends it)\n";
+  }
+  if (s.contains("routing")) {
+    const auto& r = s["routing"];
+    out << "routing: " << r["path"].get<std::string>() << " (generation " << r["generation"].get<uint64_t>() << ")";
+    if (r.contains("processes")) {
+      std::string version;
+      bool same = true;
+      for (const auto& [name, v] : r["processes"].items()) {
+        if (v["version"].get<std::string>() == "0000000000000000") continue;  // never started
+        if (version.empty()) version = v["version"].get<std::string>();
+        same = same && v["version"].get<std::string>() == version && !v.contains("failed");
+      }
+      out << (same ? " version " + version : " versions differ between processes");
+    }
+    out << "\n";
+  }
   if (s.contains("start_seconds")) out << "last start: serving in " << s["start_seconds"].get<double>() << " s\n";
   if (s.contains("watchdog")) {
     for (const auto& [name, w] : s["watchdog"].items()) {
@@ -634,6 +740,7 @@ void Group::printStatus(const nlohmann::json& s, std::ostream& out) {
       if (w.contains("last_failure")) out << ", last: " << w["last_failure"].get<std::string>();
       if (w.contains("why")) out << "; GIVEN UP: " << w["why"].get<std::string>();
       out << "\n";
+      if (w.contains("last_error")) out << "  its last start failed with: " << w["last_error"].get<std::string>() << "\n";
     }
   }
   if (s.contains("gateways") && !s["gateways"].empty()) {

@@ -56,11 +56,18 @@ class Group {
 
   // The pid of a live process started for this group, if any.
   std::optional<int> runningPid(const std::string& name) const;
+  // SIGTERM to one process, SIGKILL after `timeout_ms`; false when it had to
+  // be killed. (SIGTERM to the watchdog drains and stops the whole group.)
+  bool terminate(const std::string& name, int timeout_ms, std::ostream& out);
+  // Waits until `name` serves as pid `pid` with more than `starts_before`
+  // starts (the watchdog restarting itself keeps its pid).
+  bool waitServing(const std::string& name, int pid, int timeout_ms, std::ostream& out,
+                   uint64_t starts_before = 0);
+  // How many times `name` started, from its segment (0: none yet).
+  uint64_t starts(const std::string& name) const;
 
  private:
   std::optional<int> spawn(const ProcessSpec& spec, std::ostream& out);
-  bool waitServing(const std::string& name, int pid, int timeout_ms, std::ostream& out);
-  bool terminate(const std::string& name, int timeout_ms, std::ostream& out);
   std::string findBinary(const std::string& name) const;
   // The embedded redis-server (storage.mode embedded), or nothing.
   std::optional<ProcessSpec> embeddedRedis() const;

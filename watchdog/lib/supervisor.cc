@@ -69,6 +69,11 @@ void Supervisor::replaced(const std::string& name, bool, uint64_t now_ns, uint64
   w.grace_until_ns = now_ns + settings_.start_grace_ns;
 }
 
+void Supervisor::failedWith(const std::string& name, const std::string& error) {
+  auto it = watched_.find(name);
+  if (it != watched_.end()) it->second.error = error;
+}
+
 void Supervisor::restartedElsewhere(const std::string& name, uint64_t now_ns) {
   auto it = watched_.find(name);
   if (it == watched_.end()) return;
@@ -92,6 +97,7 @@ nlohmann::json Supervisor::status(uint64_t now_ns) const {
     if (!w.reason.empty()) p["last_failure"] = w.reason;
     if (w.total != 0) p["last_replacement_ms"] = w.took_ns / 1'000'000;
     if (!w.gave_up.empty()) p["why"] = w.gave_up;
+    if (!w.error.empty()) p["last_error"] = w.error;
     out[name] = std::move(p);
   }
   return out;

@@ -51,6 +51,9 @@ class Supervisor {
   // A replacement was tried: `ok` when the new process serves; it took
   // `took_ns` from the decision (kill, start, serving).
   void replaced(const std::string& name, bool ok, uint64_t now_ns, uint64_t took_ns = 0);
+  // What the process said last when it failed to come up (its log's last
+  // error line), for gtpcp status.
+  void failedWith(const std::string& name, const std::string& error);
   // Someone else (the operator's gtpcp restart) replaced it: a new grace period.
   void restartedElsewhere(const std::string& name, uint64_t now_ns);
 
@@ -73,6 +76,7 @@ class Supervisor {
     std::deque<uint64_t> recent;   // replacement times within the window
     std::string reason;            // of the last failure
     std::string gave_up;           // empty unless given up
+    std::string error;             // the last failed start's last error line
   };
 
   SupervisorSettings settings_;

@@ -18,10 +18,24 @@ namespace {
 constexpr long kCheckPeriodMs = 50;
 // How long a replacement may take to serve before it counts as failed.
 constexpr int kReplaceTimeoutMs = 5000;
+// The line of a failed start's report that says why: the last one the
+// process logged as critical or error, else the last one.
+std::string lastError(const std::string& report) {
+  std::istringstream in(report);
+  std::string line, last, error;
+  while (std::getline(in, line)) {
+    const auto start = line.find_first_not_of(' ');
+    if (start == std::string::npos) continue;
+    line = line.substr(start);
+    last = line;
+    if (line.find(" critical: ") != std::string::npos || line.find(" error: ") != std::string::npos) error = line;
+  }
+  return error.empty() ? last : error;
+}
 }  // namespace
 
-tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> WatchdogRuntime::open(launcher::Group& group,
-                                                                                  const SupervisorSettings& settings) {
+tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> WatchdogRuntime::open(
+    launcher::Group& group, const SupervisorSettings& settings, const ControlSettings& control) {
   std::unique_ptr<WatchdogRuntime> w(new WatchdogRuntime(group, settings));
   const group::Paths& paths = group.paths();
   auto seg = ring::SharedSegment::createOrAttach(paths.watchdogSegment(), sizeof(WatchdogShm), kWatchdogSegmentKind,
@@ -43,6 +57,9 @@ tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> WatchdogRuntime::ope
   } catch (const zmq::error_t& e) {
     return tl::unexpected("heartbeat socket " + endpoint + ": " + e.what());
   }
+  auto server = ControlServer::open(w->context_, group, control);
+  if (!server) return tl::unexpected(server.error());
+  w->control_ = std::move(*server);
   const uint64_t now = monotonicNs();
   for (const launcher::ProcessSpec& spec : group.processes()) {
     if (spec.name != "watchdog") w->supervisor_.watch(spec.name, now);
@@ -86,6 +103,7 @@ void WatchdogRuntime::check(uint64_t now_ns) {
     } else {
       shm_->counters.restart_failures.add();
       spdlog::error("{}: did not come up: {}", r.name, out.str());
+      supervisor_.failedWith(r.name, lastError(out.str()));
     }
   }
   uint64_t given_up = 0;
@@ -112,27 +130,34 @@ void WatchdogRuntime::writeStatus(uint64_t now_ns) {
   std::rename(tmp.c_str(), path.c_str());
 }
 
-void WatchdogRuntime::run(const std::atomic<bool>& stop) {
+WatchdogRuntime::Exit WatchdogRuntime::run(const std::atomic<bool>& stop) {
   group::announceServing(shm_->status);
   writeStatus(monotonicNs());
-  zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {control_->socket().handle(), 0, ZMQ_POLLIN, 0}};
   uint64_t next_check = 0;
-  while (!stop.load(std::memory_order_relaxed)) {
+  while (!control_->finished()) {
+    const long busy = control_->pollTimeoutMs();
     try {
-      zmq::poll(items, 1, std::chrono::milliseconds(kCheckPeriodMs));
+      zmq::poll(items, 2, std::chrono::milliseconds(busy >= 0 ? std::min(busy, kCheckPeriodMs) : kCheckPeriodMs));
     } catch (const zmq::error_t&) {
       // EINTR from a signal: the loop looks at `stop`.
     }
     const uint64_t now = monotonicNs();
+    // SIGTERM: the group drains and stops, as with gtpcp stop.
+    if (stop.load(std::memory_order_relaxed)) control_->beginStop(now);
     receive(now);
+    control_->receive(now);
+    control_->tick(now);
     shm_->status.heartbeat_ns.store(now, std::memory_order_relaxed);
-    if (now >= next_check) {
+    // A stopping group is not repaired.
+    if (now >= next_check && !control_->stopping()) {
       check(now);
       next_check = now + uint64_t(kCheckPeriodMs) * 1'000'000;
     }
   }
   writeStatus(monotonicNs());
   shm_->status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+  return control_->reexec() ? Exit::kRestart : Exit::kStopped;
 }
 
 }  // namespace gtpcp::watchdog

@@ -14,6 +14,7 @@
 #include "common/ring/segment.h"
 #include "proto/control.pb.h"
 #include "tools/launcher/launcher.h"
+#include "watchdog/lib/control_server.h"
 #include "watchdog/lib/supervisor.h"
 #include "watchdog/lib/watchdog_shm.h"
 
@@ -22,8 +23,13 @@ namespace gtpcp::watchdog {
 class WatchdogRuntime {
  public:
   static tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> open(launcher::Group& group,
-                                                                          const SupervisorSettings& settings);
-  void run(const std::atomic<bool>& stop);
+                                                                          const SupervisorSettings& settings,
+                                                                          const ControlSettings& control);
+  enum class Exit : uint8_t { kStopped, kRestart };
+  // Supervises and serves the control channel. `stop` (SIGTERM) drains and
+  // stops the group, as `gtpcp stop` does. kRestart: the operator asked for a
+  // new watchdog (its main executes itself again).
+  Exit run(const std::atomic<bool>& stop);
 
  private:
   WatchdogRuntime(launcher::Group& group, const SupervisorSettings& settings)
@@ -38,6 +44,7 @@ class WatchdogRuntime {
   WatchdogShm* shm_ = nullptr;
   zmq::context_t context_{1};
   zmq::socket_t socket_;
+  std::unique_ptr<ControlServer> control_;
   proto::Heartbeat beat_;
   uint64_t given_up_ = 0;
 };

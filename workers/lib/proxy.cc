@@ -959,6 +959,7 @@ void Proxy::mapGatewayStatus() {
   std::vector<GatewayWatch> watch(n);
   // A1: pairs with P1 in the forwarder's GatewayHealth: the entries' addresses
   // are complete below the published count.
+  status_version_ = status_shm_ != nullptr ? status_shm_->gateways_version.load(std::memory_order_acquire) : 0;
   status_published_ = status_shm_ != nullptr ? status_shm_->gateways_published.load(std::memory_order_acquire) : 0;
   for (std::size_t i = 0; i < n && i < status_published_; ++i) {
     const forwarder::GatewayStatusShm& e = status_shm_->gateways[i];
@@ -976,8 +977,8 @@ void Proxy::mapGatewayStatus() {
 void Proxy::watchGateways(uint64_t now_ns, uint64_t wall_ns) noexcept {
   if (status_shm_ == nullptr || now_ns < next_watch_ns_) return;
   next_watch_ns_ = now_ns + kWatchPeriodNs;
-  if (status_shm_->gateways_published.load(std::memory_order_acquire) != status_published_) {
-    mapGatewayStatus();  // the forwarder started again, maybe with another document: rare
+  if (status_shm_->gateways_version.load(std::memory_order_acquire) != status_version_) {
+    mapGatewayStatus();  // the forwarder started again or reloaded, maybe with another document: rare
     return;
   }
   for (std::size_t g = 0; g < watch_.size(); ++g) {

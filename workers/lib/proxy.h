@@ -210,6 +210,7 @@ class Proxy {
   };
   const forwarder::ForwarderShm* status_shm_ = nullptr;
   uint32_t status_published_ = 0;
+  uint32_t status_version_ = 0;  // ForwarderShm::gateways_version when mapped
   std::vector<GatewayWatch> watch_;  // by gateway index of the routing document
   uint64_t next_watch_ns_ = 0;
 

@@ -190,7 +190,14 @@ void Restorer::storedTeids(std::span<const uint8_t> payload) noexcept {
 }
 
 void Restorer::askStoredTeids(uint64_t now_ns) noexcept {
+  // A few partitions at a time: a message held for a stored session asks
+  // behind at most these, not behind every partition of a cold start.
+  uint32_t asking = 0;
   for (uint32_t lp = 0; lp < layout_.local_partitions; ++lp) {
+    if (partition_done_[lp] == 0 && asked_ns_[lp] != 0 && now_ns - asked_ns_[lp] < settings_.stored_retry_ns)
+      ++asking;
+  }
+  for (uint32_t lp = 0; lp < layout_.local_partitions && asking < kStoredTeidsAsking; ++lp) {
     if (partition_done_[lp] != 0) continue;
     if (asked_ns_[lp] != 0 && now_ns - asked_ns_[lp] < settings_.stored_retry_ns) continue;
     const StoredTeidsLookup q{layout_.globalPartition(lp), 0};
@@ -200,6 +207,7 @@ void Restorer::askStoredTeids(uint64_t now_ns) noexcept {
     // A partial list from an earlier question that failed half way is
     // harmless: reserving is idempotent.
     asked_ns_[lp] = now_ns;
+    ++asking;
   }
 }
 

@@ -105,6 +105,9 @@ struct RestoreSettings {
   bool load_stored_teids = true;
 };
 
+// Partitions whose stored TEIDs are asked for at once at a cold start.
+inline constexpr uint32_t kStoredTeidsAsking = 64;
+
 class Restorer {
  public:
   // `loaded`: the segment's flag (WorkerShmHeader::stored_teids_loaded).

@@ -26,6 +26,9 @@ namespace gtpcp::worker {
   X(transactions_expired, "worker.transactions_expired", "forwarded requests never answered")        \
   X(transactions_full, "worker.transactions_full", "requests refused because the transaction table was full") \
   X(transactions_live, "worker.transactions_live", "transactions held now, pending or answered (gauge)") \
+  X(transactions_pending, "worker.transactions_pending", "requests forwarded and not yet answered, now (gauge; a stop waits for 0)") \
+  X(routing_reloads, "worker.routing_reloads", "routing documents loaded at run time (gtpcp reload)") \
+  X(routing_reload_failures, "worker.routing_reload_failures", "routing documents that did not load at run time (the previous one stays)") \
   X(requests_retransmitted, "worker.requests_retransmitted", "retransmitted requests sent on again while pending") \
   X(answers_replayed, "worker.answers_replayed", "retransmitted requests answered from the answer cache") \
   X(answers_lost, "worker.answers_lost", "retransmitted requests whose cached answer was overwritten (cache too small)") \

@@ -271,6 +271,20 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
   w->proxy_ = std::make_unique<Proxy>(options.proxy, *w->header_, *w->sessions_, *w->transactions_, routing,
                                       *w->egress_);
   w->proxy_->setGatewayStatus(w->forwarder_);
+  if (options.control) {
+    auto control = group::openControl(options.paths.controlSegment());
+    if (!control) return tl::unexpected(control.error().message);
+    w->control_segment_.emplace(std::move(*control));
+    w->control_ = &group::controlOf(*w->control_segment_);
+    w->routing_generation_ = options.routing_generation;
+    if (options.index < group::kControlMaxWorkers) {
+      group::ControlAckShm& ack = w->control_->workers[options.index];
+      ack.routing_hash.store(routing.contentHash(), std::memory_order_relaxed);
+      ack.routing_failed.store(0, std::memory_order_relaxed);
+      // R2: pairs with A2 in the control server.
+      ack.routing_generation.store(options.routing_generation, std::memory_order_release);
+    }
+  }
   if (options.persist) {
     auto seg = group::openRingSegment(options.paths.ring(options.index, group::RingKind::kPersist),
                                       options.persist_slots);
@@ -384,6 +398,28 @@ void WorkerRuntime::ringBell(const std::string& path) noexcept {
   (void)sendto(bell_socket_, &byte, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&un), sizeof un);
 }
 
+void WorkerRuntime::reloadRouting() noexcept {
+  auto in_force = group::routingInForce(*control_);
+  if (!in_force) return;
+  routing_generation_ = in_force->generation;
+  if (options_.index >= group::kControlMaxWorkers) return;
+  group::ControlAckShm& ack = control_->workers[options_.index];
+  auto routing = config::loadRoutingDocument(in_force->path);
+  if (routing) {
+    routing_before_ = std::move(routing_);
+    routing_ = std::make_unique<config::RoutingTable>(std::move(*routing));
+    proxy_->setRouting(*routing_);
+    ack.routing_hash.store(routing_->contentHash(), std::memory_order_relaxed);
+    ack.routing_failed.store(0, std::memory_order_relaxed);
+    header_->counters.routing_reloads.add();
+  } else {
+    ack.routing_failed.store(1, std::memory_order_relaxed);
+    header_->counters.routing_reload_failures.add();
+  }
+  // R2: pairs with A2 in the control server: hash and verdict first.
+  ack.routing_generation.store(routing_generation_, std::memory_order_release);
+}
+
 void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
   group::ProcessStatusShm& status = header_->status;
   group::announceServing(status);
@@ -417,6 +453,10 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     if (persister_work) wakePersister();
     status.heartbeat_ns.store(now, std::memory_order_relaxed);
     if (heartbeat_ != nullptr) heartbeat_->beat(now);
+    header_->counters.transactions_pending.set(transactions_->pending());
+    // A1: pairs with R1 in the control server (routingInForce() acquires).
+    if (control_ != nullptr && control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_)
+      reloadRouting();
     if (n == 0) {
       // Waiting on the storage's TEIDs, or on Redis for held answers: look
       // again soon, not at the idle period (the persister also rings).
@@ -425,7 +465,9 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
       doorbell_->wait(
           [this, creating, holding] {
             return !priority_->empty() || (creating && !fresh_->empty()) || (restore_ && !restore_->empty()) ||
-                   (holding && persist_->released() >= egress_->oldestHeld());
+                   (holding && persist_->released() >= egress_->oldestHeld()) ||
+                   (control_ != nullptr &&
+                    control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_);
           },
           wait);
     }

@@ -19,6 +19,7 @@
 #include <tl/expected.hpp>
 
 #include "common/config/routing.h"
+#include "common/group/control_shm.h"
 #include "common/group/paths.h"
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
@@ -59,6 +60,11 @@ struct WorkerOptions {
   // Sessions this worker does not hold are asked of the storage (with persist).
   RestoreSettings restore;
   ProxySettings proxy;
+  // The control segment's routing generation the document given to open()
+  // belongs to (0: the configuration's, no reload yet).
+  uint64_t routing_generation = 0;
+  // Take routing reloads from the group's control segment.
+  bool control = true;
 };
 
 class WorkerRuntime {
@@ -90,6 +96,9 @@ class WorkerRuntime {
   // The persister's answers to look-ups, handed to the Restorer.
   std::size_t drainRestore(uint64_t now, uint64_t wall) noexcept;
   std::size_t drain(ring::Consumer& ring, std::size_t limit, uint64_t now, uint64_t wall) noexcept;
+  // A new routing generation in the control segment: loaded, handed to the
+  // proxy between two datagrams, acknowledged. Allocates; once per reload.
+  void reloadRouting() noexcept;
   void wakeForwarder() noexcept;
   void wakePersister() noexcept;
   // A byte to the datagram socket at `path` (a process that sleeps in epoll).
@@ -117,6 +126,13 @@ class WorkerRuntime {
   bool adopted_ = false;
   bool sync_ = false;
   watchdog::HeartbeatSender* heartbeat_ = nullptr;
+  std::optional<ring::SharedSegment> control_segment_;
+  group::GroupControlShm* control_ = nullptr;
+  uint64_t routing_generation_ = 0;
+  // Documents loaded at run time; the one before stays alive one more reload
+  // (nothing should point into it, but nothing has to be proven).
+  std::unique_ptr<config::RoutingTable> routing_;
+  std::unique_ptr<config::RoutingTable> routing_before_;
 };
 
 }  // namespace gtpcp::worker

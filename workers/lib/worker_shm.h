@@ -20,7 +20,7 @@
 
 namespace gtpcp::worker {
 
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5235;  // "WKR5"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5236;  // "WKR6"
 inline constexpr uint32_t kNoSlot = 0xffffffffu;
 
 // A peer's control-plane endpoint: its F-TEID.
