@@ -18,11 +18,21 @@ inline constexpr uint32_t kDoorbellSegmentKind = 0x42454c4c;  // "BELL"
 // does not exist, laying out an empty ring, or attaches to it: whichever of
 // producer and consumer starts first creates it. A ring of another size is
 // refused (the configuration changed while the group ran).
-inline ring::Result<ring::SharedSegment> openRingSegment(const std::string& name, uint32_t slots) {
+// `prefault`: kYes commits every page at creation, so the data path never
+// faults; kNo leaves each page to its first write (see kPersistRingPrefault).
+inline ring::Result<ring::SharedSegment> openRingSegment(const std::string& name, uint32_t slots,
+                                                         ring::Prefault prefault = ring::Prefault::kYes) {
   return ring::SharedSegment::createOrAttach(
       name, ring::ringBytes(slots), kRingSegmentKind,
-      [slots](void* payload, std::size_t size) { return ring::initRing(payload, size, slots); });
+      [slots](void* payload, std::size_t size) { return ring::initRing(payload, size, slots); }, prefault);
 }
+
+// A worker's persist ring is the queue that rides out a Redis outage
+// (rings.persist_slots, 16 MiB by default): committing it at creation was
+// 4,096 page faults, most of a worker's cold start. Its pages are committed
+// by the worker's first pass over the ring instead: one fault per 64 change
+// records, once.
+inline constexpr ring::Prefault kPersistRingPrefault = ring::Prefault::kNo;
 
 // The doorbell a worker sleeps on, in a segment of its own so that the
 // forwarder can ring it whether or not the worker has started yet.

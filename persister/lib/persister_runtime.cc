@@ -42,7 +42,7 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
 
   for (uint32_t w = 0; w < options.workers; ++w) {
     const std::string name = options.paths.ring(w, group::RingKind::kPersist);
-    auto r = group::openRingSegment(name, options.persist_slots);
+    auto r = group::openRingSegment(name, options.persist_slots, group::kPersistRingPrefault);
     if (!r) return tl::unexpected("shared memory " + name + ": " + r.error().message);
     p->ring_segments_.push_back(std::move(*r));
   }

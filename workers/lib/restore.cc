@@ -22,7 +22,7 @@ Restorer::Restorer(const RestoreSettings& settings, const WorkerLayout& layout, 
       counters_(counters),
       sink_(sink),
       loaded_(loaded),
-      arena_(std::size_t{settings.max_held} * settings.max_message),
+      arena_(new uint8_t[std::size_t{settings.max_held} * settings.max_message]),
       held_(settings.max_held),
       lookups_(settings.max_lookups),
       asked_ns_(layout.local_partitions, 0),
@@ -85,7 +85,7 @@ bool Restorer::hold(const Arrival& arrival, std::span<const uint8_t> datagram, u
   m.length = static_cast<uint32_t>(datagram.size());
   m.sequence = sequence;
   m.arrival = arrival;
-  std::memcpy(arena_.data() + std::size_t{h} * settings_.max_message, datagram.data(), datagram.size());
+  std::memcpy(arena_.get() + std::size_t{h} * settings_.max_message, datagram.data(), datagram.size());
   Lookup& lookup = lookups_[l];
   if (lookup.last == kNone) {
     lookup.first = h;
@@ -109,7 +109,7 @@ void Restorer::finish(uint32_t l, bool drop, uint64_t now_ns, uint64_t wall_ns, 
       Arrival a = m.arrival;
       a.now_ns = now_ns;
       a.wall_ns = wall_ns;
-      replay.fn(replay.user, a, {arena_.data() + std::size_t{h} * settings_.max_message, m.length});
+      replay.fn(replay.user, a, {arena_.get() + std::size_t{h} * settings_.max_message, m.length});
     }
     m.next = free_held_;
     free_held_ = h;

@@ -287,7 +287,7 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
   }
   if (options.persist) {
     auto seg = group::openRingSegment(options.paths.ring(options.index, group::RingKind::kPersist),
-                                      options.persist_slots);
+                                      options.persist_slots, group::kPersistRingPrefault);
     if (!seg) return tl::unexpected(seg.error().message);
     w->segments_.push_back(std::move(*seg));
     auto producer = ring::Producer::attach(w->segments_.back().payload(), w->segments_.back().payloadSize());
