@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -732,7 +733,11 @@ void Group::printStatus(const nlohmann::json& s, std::ostream& out) {
     }
     out << "\n";
   }
-  if (s.contains("start_seconds")) out << "last start: serving in " << s["start_seconds"].get<double>() << " s\n";
+  if (s.contains("start_seconds")) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.3f", s["start_seconds"].get<double>());
+    out << "last start: every process serving " << seconds << " s after gtpcp start\n";
+  }
   if (s.contains("watchdog")) {
     for (const auto& [name, w] : s["watchdog"].items()) {
       if (w.value("restarts", 0) == 0 && !w.contains("why")) continue;
