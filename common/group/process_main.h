@@ -54,6 +54,9 @@ inline void onStopSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
 inline const std::atomic<bool>& stopOnSignals() {
   signal(SIGTERM, detail::onStopSignal);
   signal(SIGINT, detail::onStopSignal);
+  // Every process writes to sockets whose peer may vanish (Redis, the
+  // watchdog's ZeroMQ endpoint); that is an error value, never a death.
+  signal(SIGPIPE, SIG_IGN);
   return detail::g_stop;
 }
 

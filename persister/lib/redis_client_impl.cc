@@ -1,5 +1,7 @@
 #include "persister/lib/redis_client_impl.h"
 
+#include <signal.h>
+
 #include <hiredis/async.h>
 
 #include <array>
@@ -196,6 +198,10 @@ tl::expected<std::unique_ptr<RedisClientImpl>, std::string> RedisClientImpl::cre
                                                                                    const RedisClientConfig& config,
                                                                                    RedisCounters* counters) {
   if (std::string error = validate(config); !error.empty()) return tl::unexpected(std::move(error));
+  // hiredis writes with write(2), not send(MSG_NOSIGNAL): a write to a Redis
+  // that has just reset its connection (killed, failed over) would raise
+  // SIGPIPE and end the process instead of failing the command.
+  signal(SIGPIPE, SIG_IGN);
   return std::unique_ptr<RedisClientImpl>(new RedisClientImpl(loop, config, counters));
 }
 

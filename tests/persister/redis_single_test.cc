@@ -3,6 +3,11 @@
 // timeouts on a server that stops answering, error replies and groups.
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <functional>
 
@@ -193,6 +198,64 @@ TEST(RedisSingle, DestroyingTheClientCompletesWhatItHolds) {
     for (auto& o : outcomes) ASSERT_EQ(submitSet(*client, "x", "y", o), RedisErrc::kOk);
   }
   EXPECT_EQ(countErrors(outcomes, RedisErrc::kShutdown), outcomes.size());
+}
+
+// hiredis writes with write(2); a server that resets its connections while
+// commands are being written (a killed primary) must fail them, never raise
+// SIGPIPE. The test starts with SIGPIPE's default action, which ends the
+// process, so a regression is a crash here, not a flake elsewhere.
+TEST(RedisSingle, AServerResettingItsConnectionsFailsCommandsAndNeverEndsTheProcess) {
+  signal(SIGPIPE, SIG_DFL);
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(listener, 16), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
+
+  EventLoop loop;
+  auto config = configFor(RedisMode::kSingle, {ntohs(a.sin_port)});
+  config.command_timeout_ms = 500;
+  config.request_timeout_ms = 500;
+  config.connection.reconnect_min_ms = 1;
+  config.connection.reconnect_max_ms = 5;
+  auto client = makeClient(loop, config);
+  ASSERT_TRUE(client);
+  struct sigaction now{};
+  ASSERT_EQ(sigaction(SIGPIPE, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, SIG_IGN) << "a Redis client must not leave SIGPIPE able to end its process";
+
+  // Every connection: read what the client wrote, then reset it (linger 0),
+  // while the client keeps writing 64 KiB values into it.
+  const std::string value(64 * 1024, 'v');
+  std::vector<Outcome> outcomes(200);
+  std::size_t submitted = 0;
+  int resets = 0;
+  int connection = -1;
+  char buf[4096];
+  runUntil(loop, [&] {
+    if (submitted < outcomes.size()) {
+      if (submitSet(*client, "k" + std::to_string(submitted), value, outcomes[submitted]) == RedisErrc::kOk) ++submitted;
+    }
+    if (connection < 0) connection = accept(listener, nullptr, nullptr);
+    if (connection >= 0 && recv(connection, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+      linger l{1, 0};
+      setsockopt(connection, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+      close(connection);
+      connection = -1;
+      ++resets;
+    }
+    return resets >= 20 && submitted == outcomes.size();
+  }, 5s);
+  if (connection >= 0) close(connection);
+  EXPECT_GE(resets, 3);
+  client.reset();
+  close(listener);
+  EXPECT_EQ(countDone(outcomes), submitted) << "every command submitted is completed";
+  for (const auto& o : outcomes) EXPECT_NE(o.error == RedisErrc::kOk && o.done, true) << "nothing answered, nothing acknowledged";
 }
 
 }  // namespace

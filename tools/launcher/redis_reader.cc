@@ -1,5 +1,7 @@
 #include "tools/launcher/redis_reader.h"
 
+#include <signal.h>
+
 namespace gtpcp::launcher {
 
 namespace {
@@ -8,6 +10,9 @@ using Storage = config::InstanceConfig::Storage;
 using Context = std::unique_ptr<redisContext, void (*)(redisContext*)>;
 
 Context connectTo(const std::string& host, int port) {
+  // hiredis writes with write(2): a Redis going away mid-command must fail
+  // the look-up, not end `gtpcp` with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
   timeval tv{2, 0};
   return Context(redisConnectWithTimeout(host.c_str(), port, tv), redisFree);
 }
