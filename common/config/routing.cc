@@ -33,11 +33,17 @@ constexpr int64_t kMaxWeight = 1000;
 constexpr std::string_view kTopKeys[] = {"version", "pools", "rules", "health_check", "failover"};
 constexpr std::string_view kHealthCheckKeys[] = {"interval_ms", "misses", "restart_notify_rate"};
 constexpr std::string_view kFailoverKeys[] = {"response_timeout_ms", "attempts", "try_another", "when_exhausted"};
-constexpr std::string_view kPoolKeys[] = {"gateways"};
+constexpr std::string_view kPoolKeys[] = {"gtp_version", "gateways"};
 constexpr std::string_view kGatewayKeys[] = {"name", "address", "port", "weight"};
 constexpr std::string_view kRuleKeys[] = {"name", "match", "pool", "overrides"};
 constexpr std::string_view kOverrideKeys[] = {"apn", "apn_ambr", "charging_characteristics", "selection_mode",
-                                              "pdn_type"};
+                                              "pdn_type", "qos_cap"};
+// Overrides that mean something for one GTP version only.
+struct VersionOnly {
+  std::string_view key;
+  uint8_t version;
+};
+constexpr VersionOnly kVersionOnlyOverrides[] = {{"apn_ambr", 2}, {"pdn_type", 2}, {"qos_cap", 1}};
 constexpr std::string_view kAmbrKeys[] = {"uplink_kbps", "downlink_kbps"};
 constexpr std::string_view kMatchKeys[] = {"apn",      "imsi_prefix", "imsi_range",
                                            "serving_network", "rat_type", "sgw_address"};
@@ -272,6 +278,10 @@ class RoutingParser {
       diag_.error(e.line, e.path, "has no gateways");
     } else if (expectMap(e.value, e.line, e.path, "a pool (a mapping with gateways)")) {
       const std::vector<MapEntry> keys = knownEntries(e.value, e.path, kPoolKeys);
+      if (const MapEntry* version = findEntry(keys, "gtp_version")) {
+        if (auto v = readInteger(version->value, version->line, version->path, 1, 2, diag_))
+          pool.gtp_version = static_cast<uint8_t>(*v);
+      }
       const MapEntry* gateways = findEntry(keys, "gateways");
       if (gateways == nullptr) {
         diag_.error(e.line, e.path, "has no gateways");
@@ -289,8 +299,10 @@ class RoutingParser {
     }
     const std::size_t count = table_.gateways_.size() - pool.first_gateway;
     pool.gateway_count = static_cast<uint16_t>(std::min(count, kMaxEntries));
-    for (std::size_t i = pool.first_gateway; i < table_.gateways_.size(); ++i)
+    for (std::size_t i = pool.first_gateway; i < table_.gateways_.size(); ++i) {
       pool.total_weight += table_.gateways_[i].weight;
+      table_.gateways_[i].gtp_version = pool.gtp_version;
+    }
     table_.pools_.push_back(std::move(pool));
   }
 
@@ -423,6 +435,8 @@ class RoutingParser {
         }
         for (std::size_t i = 0; i < k.value.size(); ++i) {
           // Rejections only: an accepted session cannot be moved elsewhere.
+          // GTPv2 rejects with 64..239, GTPv1 with 192..255: one list holds
+          // both (see Failover in routing.h).
           const std::string path = indexKey(k.path, i);
           const int line = lineOf(k.value[i]) ? lineOf(k.value[i]) : k.line;
           if (auto v = readInteger(k.value[i], line, path, 64, 255, diag_))
@@ -442,12 +456,33 @@ class RoutingParser {
     }
   }
 
-  bool parseOverrides(const MapEntry& e, Overrides& o) {
+  // The cap of one direction, kbps: a mapping of uplink_kbps, downlink_kbps,
+  // each in 1..max.
+  void parseBitrates(const MapEntry& k, uint32_t max, std::optional<uint32_t>& uplink,
+                     std::optional<uint32_t>& downlink) {
+    if (!expectMap(k.value, k.line, k.path, "a mapping of uplink_kbps, downlink_kbps")) return;
+    for (const MapEntry& a : knownEntries(k.value, k.path, kAmbrKeys)) {
+      auto v = readInteger(a.value, a.line, a.path, 1, max, diag_);
+      if (!v) continue;
+      (a.key == "uplink_kbps" ? uplink : downlink) = static_cast<uint32_t>(*v);
+    }
+  }
+
+  // `pool` is the rule's pool when it is known: an override of the other
+  // GTP version than the pool's is an error.
+  bool parseOverrides(const MapEntry& e, Overrides& o, const Pool* pool) {
     if (e.value.IsNull()) return true;
-    if (!expectMap(e.value, e.line, e.path, "a mapping of apn, apn_ambr, charging_characteristics, selection_mode, pdn_type"))
-      return false;
+    if (!expectMap(e.value, e.line, e.path, "a mapping of " + joinNames(kOverrideKeys))) return false;
     const std::size_t errors = diag_.count();
     for (const MapEntry& k : knownEntries(e.value, e.path, kOverrideKeys)) {
+      const auto only = std::find_if(std::begin(kVersionOnlyOverrides), std::end(kVersionOnlyOverrides),
+                                     [&](const VersionOnly& v) { return v.key == k.key; });
+      if (pool != nullptr && only != std::end(kVersionOnlyOverrides) && only->version != pool->gtp_version) {
+        diag_.error(k.line, k.path,
+                    "applies to GTPv" + std::to_string(only->version) + " pools only: pool " + quote(pool->name) +
+                        " has gtp_version " + std::to_string(pool->gtp_version));
+        continue;
+      }
       if (k.key == "apn") {
         const std::string* text = readScalar(k.value, k.line, k.path, "an APN", diag_);
         if (text == nullptr) continue;
@@ -464,12 +499,9 @@ class RoutingParser {
         }
         o.apn = *text;
       } else if (k.key == "apn_ambr") {
-        if (!expectMap(k.value, k.line, k.path, "a mapping of uplink_kbps, downlink_kbps")) continue;
-        for (const MapEntry& a : knownEntries(k.value, k.path, kAmbrKeys)) {
-          auto v = readInteger(a.value, a.line, a.path, 1, UINT32_MAX, diag_);
-          if (!v) continue;
-          (a.key == "uplink_kbps" ? o.apn_ambr_uplink_kbps : o.apn_ambr_downlink_kbps) = static_cast<uint32_t>(*v);
-        }
+        parseBitrates(k, UINT32_MAX, o.apn_ambr_uplink_kbps, o.apn_ambr_downlink_kbps);
+      } else if (k.key == "qos_cap") {
+        parseBitrates(k, kMaxQosCapKbps, o.qos_max_uplink_kbps, o.qos_max_downlink_kbps);
       } else if (k.key == "charging_characteristics") {
         // Written as a number, often hexadecimal ("0x0800": normal charging).
         const std::string* text = readScalar(k.value, k.line, k.path, "a 16-bit value", diag_);
@@ -510,26 +542,49 @@ class RoutingParser {
       return;
     }
     std::map<std::string, int> names;
-    std::optional<std::string> catch_all;  // "rule \"default\" (rules[3], line 40)"
+    // Per GTP version (index 1, 2): the rule without match that takes every
+    // session of that version, as "rule \"default\" (rules[3], line 40)". A
+    // catch-all whose pool is unknown takes both.
+    std::optional<std::string> catch_all[3];
     for (std::size_t i = 0; i < e.value.size(); ++i) {
       const YAML::Node node = e.value[i];
       const std::string path = indexKey(e.path, i);
       const int line = lineOf(node) ? lineOf(node) : e.line;
-      if (catch_all) {
+      // A rule whose pool is unknown is hidden by a catch-all of either version.
+      const std::optional<uint8_t> version = poolVersionOf(node);
+      const std::optional<std::string>& hidden_by =
+          version ? catch_all[*version] : (catch_all[1] ? catch_all[1] : catch_all[2]);
+      if (hidden_by) {
         diag_.error(line, path,
-                    "is unreachable: " + *catch_all +
+                    "is unreachable: " + *hidden_by +
                         " before it has no match and takes every session");
       }
       bool matches_everything = false;
       Rule rule;
       const bool ok = parseRule(node, path, line, names, rule, matches_everything);
-      if (catch_all) continue;
+      if (hidden_by) continue;
       if (matches_everything) {
-        catch_all = (rule.name.empty() ? std::string("(") : "rule " + quote(rule.name) + " (") +
-                    path + ", line " + std::to_string(line) + ")";
+        const std::string text = (rule.name.empty() ? std::string("(") : "rule " + quote(rule.name) + " (") +
+                                 path + ", line " + std::to_string(line) + ")";
+        if (version) {
+          catch_all[*version] = text;
+        } else {
+          catch_all[1] = catch_all[2] = text;
+        }
       }
       if (ok) table_.rules_.push_back(std::move(rule));
     }
+  }
+
+  // The GTP version of the pool a rule names, when the rule names a known pool.
+  std::optional<uint8_t> poolVersionOf(const YAML::Node& rule) const {
+    if (!rule.IsMap()) return std::nullopt;
+    for (const auto& kv : rule) {
+      if (!kv.first.IsScalar() || kv.first.Scalar() != "pool" || !kv.second.IsScalar()) continue;
+      for (const Pool& p : table_.pools_)
+        if (p.name == kv.second.Scalar()) return p.gtp_version;
+    }
+    return std::nullopt;
   }
 
   // Fills `rule` as far as it is valid; false when it has an error. Tells
@@ -560,6 +615,7 @@ class RoutingParser {
     }
 
     const MapEntry* pool = findEntry(keys, "pool");
+    const Pool* known_pool = nullptr;
     if (pool == nullptr) {
       diag_.error(line, joinKey(path, "pool"), "required key is missing");
       ok = false;
@@ -569,6 +625,7 @@ class RoutingParser {
                              [&](const Pool& p) { return p.name == *text; });
       if (it != table_.pools_.end()) {
         rule.pool = static_cast<uint16_t>(it - table_.pools_.begin());
+        known_pool = &*it;
       } else {
         ok = false;
         // A pool that exists but was invalid has been reported already.
@@ -585,7 +642,7 @@ class RoutingParser {
     }
 
     if (const MapEntry* match = findEntry(keys, "match")) ok = parseMatch(*match, rule.match) && ok;
-    if (const MapEntry* o = findEntry(keys, "overrides")) ok = parseOverrides(*o, rule.overrides) && ok;
+    if (const MapEntry* o = findEntry(keys, "overrides")) ok = parseOverrides(*o, rule.overrides, known_pool) && ok;
     return ok;
   }
 
@@ -837,7 +894,10 @@ class RoutingParser {
   void normalise() {
     std::string out = "version " + std::to_string(table_.schema_version_) + "\n";
     for (const Pool& p : table_.pools_) {
-      out += "pool " + p.name + "\n";
+      // The default version is left out: documents older than gtp_version hash as before.
+      out += "pool " + p.name;
+      if (p.gtp_version != kDefaultGtpVersion) out += " gtp_version " + std::to_string(p.gtp_version);
+      out += "\n";
       for (uint32_t i = p.first_gateway; i < uint32_t{p.first_gateway} + p.gateway_count; ++i) {
         const Gateway& g = table_.gateways_[i];
         out += " gateway " + g.name + " " + g.addressText() + " " + std::to_string(g.port) + " " +
@@ -884,6 +944,10 @@ class RoutingParser {
       if (o.apn_ambr_uplink_kbps) out += " override apn_ambr_uplink " + std::to_string(*o.apn_ambr_uplink_kbps) + "\n";
       if (o.apn_ambr_downlink_kbps)
         out += " override apn_ambr_downlink " + std::to_string(*o.apn_ambr_downlink_kbps) + "\n";
+      if (o.qos_max_uplink_kbps)
+        out += " override qos_cap_uplink " + std::to_string(*o.qos_max_uplink_kbps) + "\n";
+      if (o.qos_max_downlink_kbps)
+        out += " override qos_cap_downlink " + std::to_string(*o.qos_max_downlink_kbps) + "\n";
       if (o.charging_characteristics)
         out += " override charging_characteristics " + std::to_string(*o.charging_characteristics) + "\n";
       if (o.selection_mode) out += " override selection_mode " + std::to_string(*o.selection_mode) + "\n";
@@ -938,7 +1002,7 @@ bool Match::matchesEverything() const noexcept {
 std::optional<Selection> RoutingTable::select(const SessionKey& key) const noexcept {
   const ImsiNumber imsi = imsiNumber(key.imsi);
   for (std::size_t i = 0; i < rules_.size(); ++i)
-    if (ruleMatches(rules_[i].match, key, imsi))
+    if (pools_[rules_[i].pool].gtp_version == key.gtp_version && ruleMatches(rules_[i].match, key, imsi))
       return Selection{static_cast<uint16_t>(i), rules_[i].pool};
   return std::nullopt;
 }

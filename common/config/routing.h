@@ -3,11 +3,13 @@
 //
 // Document (YAML; config/routing.yaml is a commented example):
 //   version: 1
-//   pools:   { <pool>: { gateways: [ {name, address, port = 2123, weight = 1}, ... ] } }
+//   pools:   { <pool>: { gtp_version = 2,
+//                        gateways: [ {name, address, port = 2123, weight = 1}, ... ] } }
 //   rules:   [ {name, match: {apn, imsi_prefix, imsi_range, serving_network,
 //                             rat_type, sgw_address}, pool,
 //              overrides: {apn, apn_ambr: {uplink_kbps, downlink_kbps},
-//                          charging_characteristics, selection_mode, pdn_type}}, ... ]
+//                          charging_characteristics, selection_mode, pdn_type,
+//                          qos_cap: {uplink_kbps, downlink_kbps}}}, ... ]
 //   health_check: {interval_ms = 5000, misses = 3, restart_notify_rate = 1000}
 //   failover: {response_timeout_ms = 2000, attempts = 3, try_another = [],
 //              when_exhausted = remote_peer_not_responding}
@@ -17,9 +19,24 @@
 // are unreachable (an error). A criterion on a field the request lacks (no
 // IMSI, no Serving Network, ...) does not match.
 //
+// GTP versions. A pool serves one version: `gtp_version: 2` (the default,
+// PGWs on S5/S8) or `gtp_version: 1` (GGSNs on Gn/Gp). A session is routed
+// among the rules whose pool serves its version only (SessionKey::
+// gtp_version): a GTPv2 session never lands in a GTPv1 pool, and a rule
+// without `match` hides only the later rules of its own version. The
+// criteria read a Create PDP Context Request the way they read a Create
+// Session Request: apn = the Access Point Name, imsi_prefix and imsi_range =
+// the IMSI, serving_network = the MCC-MNC of the Routeing Area Identity,
+// rat_type = the RAT Type IE (TS 29.060 §7.7.50; its values 1..6 are those
+// of TS 29.274 8.17), sgw_address = the SGSN Address for signalling (else the
+// UDP source). Overrides: apn, charging_characteristics and selection_mode
+// apply to both versions; apn_ambr and pdn_type to GTPv2 pools only, qos_cap
+// (the maximum bit rates of the QoS Profile, TS 24.008 §10.5.6.5) to GTPv1
+// pools only: either on a rule of the other version is an error.
+//
 // Loading is a cold path (allocates; exceptions stay inside). select() and
-// GatewayPicker::pick() are called by a worker for every Create Session
-// Request: they never allocate or throw. A RoutingTable is immutable after
+// GatewayPicker::pick() are called by a worker for every session-creating
+// request: they never allocate or throw. A RoutingTable is immutable after
 // loading and may be read by any number of threads; a GatewayPicker belongs
 // to one thread.
 #pragma once
@@ -41,6 +58,9 @@ namespace gtpcp::config {
 
 inline constexpr uint32_t kRoutingSchemaVersion = 1;
 inline constexpr uint16_t kDefaultGtpcPort = 2123;
+inline constexpr uint8_t kDefaultGtpVersion = 2;
+// qos_cap bounds, kbps: TS 24.008 extended-2 bit rates reach 10 Gbps.
+inline constexpr uint32_t kMaxQosCapKbps = 10'000'000;
 
 struct Gateway {
   std::string name;                           // unique in the document
@@ -48,6 +68,7 @@ struct Gateway {
   uint16_t port = kDefaultGtpcPort;
   uint16_t weight = 1;                        // 1..1000
   uint16_t pool = 0;                          // index of its pool
+  uint8_t gtp_version = kDefaultGtpVersion;   // its pool's: 1 GGSN (Gn/Gp), 2 PGW (S5/S8)
   int line = 0;                               // where the document defines it
 
   bool isIpv6() const noexcept { return std::holds_alternative<gtp::Ipv6>(address); }
@@ -60,6 +81,7 @@ struct Pool {
   uint16_t first_gateway = 0;
   uint16_t gateway_count = 0;
   uint32_t total_weight = 0;
+  uint8_t gtp_version = kDefaultGtpVersion;  // 1: GGSNs (Gn/Gp), 2: PGWs (S5/S8)
   int line = 0;
 };
 
@@ -106,22 +128,28 @@ struct Match {
   bool matchesEverything() const noexcept;
 };
 
-// What a rule changes in the Create Session Requests it sends to its pool
-// (and, for the APN, back in the messages of its sessions from the PGW).
+// What a rule changes in the Create Session Requests (Create PDP Context
+// Requests) it sends to its pool (and, for the APN, back in the messages of
+// its sessions from the PGW or GGSN). Which fields a version takes: routing.h
+// header; the parser refuses the others.
 struct Overrides {
   std::string apn;                                // dotted; empty: unchanged
-  std::optional<uint32_t> apn_ambr_uplink_kbps;   // caps the APN-AMBR
+  std::optional<uint32_t> apn_ambr_uplink_kbps;   // GTPv2: caps the APN-AMBR
   std::optional<uint32_t> apn_ambr_downlink_kbps;
+  // GTPv1: caps the maximum bit rates of the QoS Profile (1..kMaxQosCapKbps;
+  // gtp/v1/qos.h capMaxBitrate()).
+  std::optional<uint32_t> qos_max_uplink_kbps;
+  std::optional<uint32_t> qos_max_downlink_kbps;
   std::optional<uint16_t> charging_characteristics;  // set, added when absent
   std::optional<uint8_t> selection_mode;             // 0..3, set, added when absent
-  // PDN types allowed (TS 29.274 8.34): a request for IPv4v6 is narrowed to
-  // the allowed one; a request for a type not allowed is refused.
+  // GTPv2: PDN types allowed (TS 29.274 8.34): a request for IPv4v6 is
+  // narrowed to the allowed one; a request for a type not allowed is refused.
   bool allow_ipv4 = true;
   bool allow_ipv6 = true;
 
   bool any() const noexcept {
-    return !apn.empty() || apn_ambr_uplink_kbps || apn_ambr_downlink_kbps || charging_characteristics ||
-           selection_mode || !allow_ipv4 || !allow_ipv6;
+    return !apn.empty() || apn_ambr_uplink_kbps || apn_ambr_downlink_kbps || qos_max_uplink_kbps ||
+           qos_max_downlink_kbps || charging_characteristics || selection_mode || !allow_ipv4 || !allow_ipv6;
   }
 };
 
@@ -144,7 +172,12 @@ struct HealthCheck {
   uint32_t restart_notify_rate = 1000;
 };
 
-// What happens to a Create Session Request its gateway does not accept.
+// What happens to a Create Session Request (Create PDP Context Request) its
+// gateway does not accept. try_another holds rejection causes of both
+// versions in one list (64..255): GTPv2 rejects with 64..239 (TS 29.274
+// Table 8.4-1), GTPv1 with 192..255 (TS 29.060 §7.7.1; 128..191 are its
+// acceptances), so an entry of 64..191 only ever matches a GTPv2 answer and
+// a worker asks triesAnother() with the rejection causes of its version only.
 struct Failover {
   enum class WhenExhausted : uint8_t { kRemotePeerNotResponding, kNoResourcesAvailable };
   uint32_t response_timeout_ms = 2000;  // 0: no failover on silence (the SGW's T3/N3 decide)
@@ -159,16 +192,19 @@ struct Failover {
   }
 };
 
-// What a worker extracted from a Create Session Request. The views must stay
-// valid during select().
+// What a worker extracted from a Create Session Request (GTPv2) or a Create
+// PDP Context Request (GTPv1; which IE feeds which field: routing.h header).
+// The views must stay valid during select().
 struct SessionKey {
   std::string_view apn;   // dotted, as decoded
   std::string_view imsi;  // digits, may be empty
-  std::optional<gtp::Plmn> serving_network;
+  std::optional<gtp::Plmn> serving_network;  // GTPv1: the RAI's MCC-MNC
   std::optional<uint8_t> rat_type;
-  // The SGW's control-plane address: from the sender F-TEID, else the UDP source.
+  // The SGW's control-plane address: from the sender F-TEID, else the UDP
+  // source. GTPv1: the SGSN Address for signalling, else the UDP source.
   std::optional<gtp::Ipv4> sgw_ipv4;
   std::optional<gtp::Ipv6> sgw_ipv6;
+  uint8_t gtp_version = kDefaultGtpVersion;  // only rules whose pool serves this version are tried
 };
 
 struct Selection {
@@ -183,7 +219,8 @@ class RoutingParser;
 
 class RoutingTable {
  public:
-  // The first rule that matches `key`, nullopt when none does. No allocation.
+  // The first rule whose pool serves key.gtp_version and that matches `key`,
+  // nullopt when none does. No allocation.
   std::optional<Selection> select(const SessionKey& key) const noexcept;
 
   // `index` must be below gateways().size() (resp. pools().size()).

@@ -8,6 +8,19 @@
 
 namespace gtpcp::forwarder {
 
+namespace {
+
+// A request of its version's table (a reply is expected): what a stopping
+// group no longer starts.
+bool isRequest(const Classification& c) noexcept {
+  if (c.version == gtp::v2::kVersion)
+    return gtp::v2::messageTypeInfo(c.message_type).role == gtp::v2::MessageRole::kRequest;
+  return c.version == gtp::v1::kVersion &&
+         gtp::v1::messageTypeInfo(c.message_type).role == gtp::v1::MessageRole::kRequest;
+}
+
+}  // namespace
+
 Dispatcher::Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, ReplySink& replies) noexcept
     : workers_(workers), shm_(shm), counters_(shm.counters), replies_(replies) {}
 
@@ -17,14 +30,27 @@ void Dispatcher::reply(const ring::DatagramMeta& meta, std::size_t length) noexc
     counters_.send_errors.add();
 }
 
-void Dispatcher::refuseCreation(const ring::DatagramMeta& meta, bool decoded, metrics::Counter& counter) noexcept {
-  // Undecodable, it cannot be answered: its sender F-TEID is unknown.
-  if (!decoded) {
+void Dispatcher::refuseCreation(const ring::DatagramMeta& meta, const Classification& c,
+                                metrics::Counter& counter) noexcept {
+  // Undecodable, it cannot be answered: its sender's TEID is unknown.
+  if (!c.decoded) {
     counters_.dropped_overload.add();
     return;
   }
-  reply(meta, createSessionOverload(scratch_, reply_buffer_));
+  if (c.version == gtp::v1::kVersion) {
+    // Relaxed: the forwarder's own copy of a value it alone writes.
+    const auto recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
+    reply(meta, createPdpContextOverload(scratch_.v1, recovery, reply_buffer_));
+  } else {
+    reply(meta, createSessionOverload(scratch_.v2, reply_buffer_));
+  }
   counter.add();
+}
+
+void Dispatcher::countReceived(const Classification& c) noexcept {
+  if (c.route == Route::kDrop) return;
+  if (c.version == gtp::v2::kVersion) shm_.received_v2[c.message_type].add();
+  if (c.version == gtp::v1::kVersion) shm_.received_v1[c.message_type].add();
 }
 
 void Dispatcher::refuseStaleCreation(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
@@ -33,8 +59,8 @@ void Dispatcher::refuseStaleCreation(const ring::DatagramMeta& meta, std::span<c
     dispatch(meta, bytes);
     return;
   }
-  if (c.version == 2) shm_.received_v2[c.message_type].add();
-  refuseCreation(meta, c.decoded, counters_.rejected_stale);
+  countReceived(c);
+  refuseCreation(meta, c, counters_.rejected_stale);
 }
 
 void Dispatcher::toPriority(WorkerPorts& w, const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
@@ -48,7 +74,7 @@ void Dispatcher::toPriority(WorkerPorts& w, const ring::DatagramMeta& meta, std:
 
 void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept {
   const Classification c = classify(bytes, static_cast<uint16_t>(workers_.size()), scratch_);
-  if (c.version == 2 && c.route != Route::kDrop) shm_.received_v2[c.message_type].add();
+  countReceived(c);
   // Relaxed: the forwarder's own copy of a value it alone writes.
   const auto recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
   // Relaxed: a flag the control server raises once per drain; a batch that
@@ -58,7 +84,7 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
     case Route::kPriority:
     case Route::kEveryWorker:
       // Stopping: what was forwarded completes, nothing new begins.
-      if (closing && c.version == 2 && gtp::v2::messageTypeInfo(c.message_type).role == gtp::v2::MessageRole::kRequest) {
+      if (closing && isRequest(c)) {
         counters_.dropped_closing.add();
         return;
       }
@@ -71,11 +97,11 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
     case Route::kNew: {
       WorkerPorts& w = workers_[c.worker];
       if (control_ != nullptr && control_->draining.load(std::memory_order_relaxed) != 0) {
-        refuseCreation(meta, c.decoded, counters_.rejected_draining);
+        refuseCreation(meta, c, counters_.rejected_draining);
         return;
       }
       if (peer_limit_ != nullptr && !peer_limit_->allow(group::peerOf(meta), meta.receive_ns)) {
-        refuseCreation(meta, c.decoded, counters_.rejected_peer_rate);
+        refuseCreation(meta, c, counters_.rejected_peer_rate);
         return;
       }
       if (w.fresh.push(meta, bytes)) {
@@ -85,11 +111,12 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
       }
       // The worker is behind on new sessions: refuse this one at once rather
       // than let it wait; sessions already up keep their priority ring.
-      refuseCreation(meta, c.decoded, counters_.rejected_overload);
+      refuseCreation(meta, c, counters_.rejected_overload);
       return;
     }
     case Route::kEchoRequest:
-      reply(meta, echoResponseV2(bytes, recovery, reply_buffer_));
+      reply(meta, c.version == gtp::v1::kVersion ? echoResponseV1(bytes, recovery, reply_buffer_)
+                                                 : echoResponseV2(bytes, recovery, reply_buffer_));
       counters_.echo_answered.add();
       return;
     case Route::kEchoResponse:
@@ -97,16 +124,11 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
       if (health_ == nullptr || !health_->onEchoResponse(group::peerOf(meta), bytes))
         counters_.echo_responses_unmatched.add();
       return;
-    case Route::kGtpv1:
-      if (c.message_type == 1) {
-        reply(meta, echoResponseV1(bytes, recovery, reply_buffer_));
-        counters_.echo_answered.add();
-      } else {
-        counters_.dropped_gtpv1.add();
-      }
-      return;
     case Route::kVersionNotSupported:
-      reply(meta, versionNotSupportedV2(reply_buffer_));
+      // GTPv0 gets GTPv1's answer (TS 29.060 §7.2.3): the version an SGSN of
+      // that age understands.
+      reply(meta, c.version == 0 ? versionNotSupportedV1(bytes, reply_buffer_)
+                                 : versionNotSupportedV2(reply_buffer_));
       counters_.version_not_supported.add();
       return;
     case Route::kDrop:

@@ -1,6 +1,7 @@
 // The forwarder's decisions for each received datagram, apart from any socket:
 // classify, then put it on the owning worker's ring, or answer it (Echo,
-// Version Not Supported, overload rejection), or drop and count it.
+// Version Not Supported, overload rejection), or drop and count it. GTPv1-C
+// and GTPv2-C alike; each is answered in its own version.
 //
 // Tests drive it with in-memory rings and a recording ReplySink.
 #pragma once
@@ -10,10 +11,10 @@
 #include <span>
 
 #include "common/group/control_shm.h"
-#include "common/gtp/v2/message.h"
 #include "common/net/address.h"
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
+#include "forwarder/lib/classify.h"
 #include "forwarder/lib/forwarder_shm.h"
 
 namespace gtpcp::forwarder {
@@ -45,8 +46,9 @@ class Dispatcher {
   // After a batch: makes what was pushed visible and wakes the workers that
   // got something. One release store and at most one wake-up per ring.
   void flush() noexcept;
-  // A Create Session Request that waited too long before the forwarder got
-  // to it: refused with No resources available, never queued.
+  // A Create Session Request (Create PDP Context Request) that waited too
+  // long before the forwarder got to it: refused with No resources
+  // available, never queued.
   void refuseStaleCreation(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept;
   // Where Echo Responses go (the forwarder's health checks); none: counted only.
   void setHealth(GatewayHealth* health) noexcept { health_ = health; }
@@ -58,9 +60,12 @@ class Dispatcher {
  private:
   void reply(const ring::DatagramMeta& meta, std::size_t length) noexcept;
   void toPriority(WorkerPorts& w, const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept;
-  // A session creation refused with No resources available (the Create
-  // Session Request just classified, in scratch_), counted in `counter`.
-  void refuseCreation(const ring::DatagramMeta& meta, bool decoded, metrics::Counter& counter) noexcept;
+  // A session creation refused with No resources available (v2 cause 73, v1
+  // cause 199; the request just classified as `c`, in scratch_), counted in
+  // `counter`.
+  void refuseCreation(const ring::DatagramMeta& meta, const Classification& c, metrics::Counter& counter) noexcept;
+  // Counts a classified datagram in its version's per-type table.
+  void countReceived(const Classification& c) noexcept;
 
   std::span<WorkerPorts> workers_;
   ForwarderShm& shm_;
@@ -69,7 +74,7 @@ class Dispatcher {
   GatewayHealth* health_ = nullptr;
   PeerRateLimiter* peer_limit_ = nullptr;
   const group::GroupControlShm* control_ = nullptr;
-  gtp::v2::Message scratch_;
+  ClassifyScratch scratch_;
   std::array<uint8_t, 128> reply_buffer_{};
 };
 

@@ -59,20 +59,26 @@ tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes, 
 
 // The kernel's choice between the two sockets of one address (a reuseport
 // group: index 0 bound first, the session socket, index 1 the new-session
-// socket): GTPv2-C Create Session Requests (version 2, type 32) go to the
-// new-session socket, everything else to the session socket. A flood of
-// creations then queues in its own socket buffer, and a Modify Bearer never
-// waits behind it in the kernel. The program sees the UDP payload; a load
-// past its end returns 0: the session socket.
+// socket): GTPv2-C Create Session Requests (version 2, type 32) and GTPv1-C
+// Create PDP Context Requests (version 1, type 16) go to the new-session
+// socket, everything else to the session socket. A flood of creations then
+// queues in its own socket buffer, and a Modify Bearer (Update PDP Context)
+// never waits behind it in the kernel. The program sees the UDP payload; a
+// load past its end returns 0: the session socket. (A secondary PDP
+// context's request, TEID not 0, lands on the new-session socket too; the
+// dispatcher sends it to its session's priority ring.)
 bool steerCreations(int fd) {
   sock_filter code[] = {
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),               // A = flags octet
-      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xe0),           // version bits
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, 3),     // GTPv2? else session socket
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 1),               // A = message type
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 32, 0, 1),       // Create Session Request?
-      BPF_STMT(BPF_RET | BPF_K, 1),                        // new-session socket
-      BPF_STMT(BPF_RET | BPF_K, 0),                        // session socket
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),               // 0: A = flags octet
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xe0),           // 1: version bits
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, 2),     // 2: GTPv2? else 5
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 1),               // 3: A = message type
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 32, 3, 4),       // 4: Create Session Request? 8 : 9
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20, 0, 3),     // 5: GTPv1? else 9
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 1),               // 6: A = message type
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 16, 0, 1),       // 7: Create PDP Context Request? 8 : 9
+      BPF_STMT(BPF_RET | BPF_K, 1),                        // 8: new-session socket
+      BPF_STMT(BPF_RET | BPF_K, 0),                        // 9: session socket
   };
   sock_fprog program{static_cast<unsigned short>(std::size(code)), code};
   return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &program, sizeof program) == 0;
@@ -143,7 +149,11 @@ class Forwarder::Sender final : public ReplySink {
     h.msg_namelen = len;
     h.msg_iov = &b.iov[i];
     h.msg_iovlen = 1;
-    if (bytes.size() >= 2 && (bytes[0] >> 5) == 2) shm_.sent_v2[bytes[1]].add();
+    if (bytes.size() >= 2) {
+      const unsigned version = bytes[0] >> 5;
+      if (version == 2) shm_.sent_v2[bytes[1]].add();
+      if (version == 1) shm_.sent_v1[bytes[1]].add();
+    }
   }
 
   // A reply the forwarder wrote in a buffer it reuses: copied.

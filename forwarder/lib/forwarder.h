@@ -106,7 +106,7 @@ class Forwarder {
   std::vector<WorkerPorts> ports_;
   std::vector<ring::Consumer> egress_;
   std::vector<int> sockets_;      // per address: sends, and receives all but creations
-  std::vector<int> new_sockets_;  // per address: receives Create Session Requests (-1: not steered)
+  std::vector<int> new_sockets_;  // per address: receives Create Session (PDP Context) Requests (-1: not steered)
   int epoll_ = -1;
   int doorbell_ = -1;
   std::unique_ptr<Sender> sender_;

@@ -17,8 +17,7 @@ namespace gtpcp::forwarder {
   X(echo_requests_sent, "forwarder.echo_requests_sent", "Echo Requests sent to gateways (health checks)") \
   X(echo_responses_unmatched, "forwarder.echo_responses_unmatched", "Echo Responses to no health check of ours") \
   X(version_not_supported, "forwarder.version_not_supported_sent", "datagrams of another GTP version answered with Version Not Supported") \
-  X(dropped_not_gtp, "forwarder.dropped_not_gtp", "datagrams that are not GTP-C (too short, bad header)") \
-  X(dropped_gtpv1, "forwarder.dropped_gtpv1", "GTPv1-C datagrams other than Echo (Gn/Gp not served)") \
+  X(dropped_not_gtp, "forwarder.dropped_not_gtp", "datagrams that are not GTP-C (too short, a GTPv1 or GTPv2 header that does not decode)") \
   X(dropped_priority_full, "forwarder.dropped_priority_ring_full", "datagrams dropped because a worker's priority ring was full") \
   X(rejected_overload, "forwarder.rejected_overload", "session creations rejected (No resources) because a worker's new ring was full") \
   X(rejected_peer_rate, "forwarder.rejected_peer_rate", "session creations rejected (No resources) over the sending peer's overload.creations_per_peer") \

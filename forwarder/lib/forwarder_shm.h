@@ -12,7 +12,8 @@
 
 namespace gtpcp::forwarder {
 
-inline constexpr uint32_t kForwarderSegmentKind = 0x46574433;  // "FWD3"
+// The layout version is its last character: bump it whenever ForwarderShm changes.
+inline constexpr uint32_t kForwarderSegmentKind = 0x46574434;  // "FWD4"
 inline constexpr unsigned kMaxWorkers = 64;
 inline constexpr unsigned kMaxHealthChecked = 1024;  // gateways with Echo health checks
 inline constexpr uint32_t kRecoveryUnknown = 0x100;  // no Echo Response seen yet
@@ -32,7 +33,10 @@ struct GatewayStatusShm {
   // changed; a worker reads `restarts` (acquire), then `recovery`.
   std::atomic<uint32_t> recovery{kRecoveryUnknown};
   std::atomic<uint32_t> restarts{0};
-  uint32_t reserved = 0;
+  // Writer: the forwarder, with `address`. The GTP version its Echo Requests
+  // use (its pool's): a gateway that changes version starts over, since a
+  // node's GTPv1 and GTPv2 Recovery values need not agree.
+  uint32_t gtp_version = 2;
   metrics::Counter echo_sent;
   metrics::Counter echo_answered;
   metrics::Counter misses;  // intervals that ended without an answer
@@ -49,9 +53,13 @@ struct ForwarderShm {
   // Writer: the forwarder. The group's Recovery value it answers Echo with.
   alignas(64) std::atomic<uint32_t> recovery{0};
   alignas(64) ForwarderCounters counters;
-  // Per message type, GTPv2 (index = message type). One writer: the forwarder.
+  // Per message type (index = message type), GTPv2 and GTPv1. One writer:
+  // the forwarder. Received: what it classified (not dropped); sent: what it
+  // sent, its own answers and the workers' datagrams.
   alignas(64) metrics::Counter received_v2[256];
   alignas(64) metrics::Counter sent_v2[256];
+  alignas(64) metrics::Counter received_v1[256];
+  alignas(64) metrics::Counter sent_v1[256];
   // Gauges: used slots of each worker's rings, as the forwarder last saw them.
   alignas(64) metrics::Counter priority_depth[kMaxWorkers];
   alignas(64) metrics::Counter new_depth[kMaxWorkers];

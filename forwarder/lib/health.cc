@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <array>
 
+#include "common/gtp/v1/builder.h"
+#include "common/gtp/v1/ies.h"
+#include "common/gtp/v1/message.h"
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
@@ -14,6 +17,7 @@ namespace gtpcp::forwarder {
 
 namespace {
 constexpr uint32_t kSequenceMask = 0x7fffff;  // 23 bits: not a command's number
+constexpr uint32_t kSequenceMaskV1 = 0xffff;  // GTPv1 sequence numbers have 16 bits
 }
 
 GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::SocketPlan& sockets,
@@ -32,14 +36,16 @@ GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::S
     t.address = g.isIpv6() ? net::Address::v6(std::get<gtp::Ipv6>(g.address), g.port)
                            : net::Address::v4(std::get<gtp::Ipv4>(g.address), g.port);
     t.socket = sockets.gateway(t.address.family);
+    t.version = g.gtp_version;
     // Spread the first requests over the first interval, so that a large
     // document does not send them all in one burst.
     t.due_ns = now_ns + (settings_.interval_ms == 0 ? 0 : uint64_t{settings_.interval_ms} * 1'000'000 * i / n);
     GatewayStatusShm& s = shm_.gateways[i];
     // An entry describing another gateway (a restart with a changed
     // document) starts over; the same gateway keeps what is known of it.
-    if (!(s.address == t.address)) {
+    if (!(s.address == t.address) || s.gtp_version != t.version) {
       s.address = t.address;
+      s.gtp_version = t.version;
       s.up.store(1, std::memory_order_relaxed);
       s.recovery.store(kRecoveryUnknown, std::memory_order_relaxed);
     }
@@ -67,13 +73,10 @@ uint64_t GatewayHealth::tick(uint64_t now_ns, ReplySink& out) noexcept {
         if (++t.missed >= settings_.misses) s.up.store(0, std::memory_order_relaxed);
       }
       std::array<uint8_t, 32> buffer;
-      gtp::v2::Builder b(buffer);
-      t.sequence = next_sequence_;
+      t.sequence = t.version == gtp::v1::kVersion ? next_sequence_ & kSequenceMaskV1 : next_sequence_;
       next_sequence_ = (next_sequence_ + 1) & kSequenceMask;
-      b.begin(gtp::v2::MessageType::kEchoRequest, std::nullopt, t.sequence);
-      b.add(gtp::v2::Recovery{recovery});
-      if (auto bytes = b.finish()) {
-        out.reply(t.socket, t.address, *bytes);
+      if (auto bytes = echoRequest(t, recovery, buffer); !bytes.empty()) {
+        out.reply(t.socket, t.address, bytes);
         s.echo_sent.add();
         shm_.counters.echo_requests_sent.add();
       }
@@ -90,35 +93,67 @@ uint64_t GatewayHealth::tick(uint64_t now_ns, ReplySink& out) noexcept {
   return next_due_;
 }
 
+std::span<const uint8_t> GatewayHealth::echoRequest(const Target& t, uint8_t recovery,
+                                                     std::span<uint8_t> buffer) noexcept {
+  if (t.version == gtp::v1::kVersion) {
+    gtp::v1::Builder b(buffer);
+    b.begin(gtp::v1::MessageType::kEchoRequest, 0, static_cast<uint16_t>(t.sequence));
+    auto bytes = b.finish();
+    return bytes ? std::span<const uint8_t>(*bytes) : std::span<const uint8_t>();
+  }
+  gtp::v2::Builder b(buffer);
+  b.begin(gtp::v2::MessageType::kEchoRequest, std::nullopt, t.sequence);
+  b.add(gtp::v2::Recovery{recovery});
+  auto bytes = b.finish();
+  return bytes ? std::span<const uint8_t>(*bytes) : std::span<const uint8_t>();
+}
+
 bool GatewayHealth::onEchoResponse(const net::Address& from, std::span<const uint8_t> bytes) noexcept {
-  gtp::v2::Message m;
-  if (!m.decode(bytes)) return false;
-  const uint32_t sequence = m.header().sequence_number;
+  if (bytes.empty()) return false;
+  const uint8_t version = bytes[0] >> 5;
+  uint32_t sequence = 0;
+  std::optional<uint8_t> recovery;
+  if (version == gtp::v2::kVersion) {
+    gtp::v2::Message m;
+    if (!m.decode(bytes)) return false;
+    sequence = m.header().sequence_number;
+    if (auto r = gtp::v2::readFirst<gtp::v2::Recovery>(m)) recovery = r->value;
+  } else if (version == gtp::v1::kVersion) {
+    gtp::v1::Message m;
+    if (!m.decode(bytes) || !m.header().hasSequenceNumber()) return false;
+    sequence = m.header().sequence_number;
+    if (auto r = gtp::v1::readNth<gtp::v1::Recovery>(m)) recovery = r->value;
+  } else {
+    return false;
+  }
   for (std::size_t i = 0; i < targets_.size(); ++i) {
-    Target& t = targets_[i];
+    const Target& t = targets_[i];
     // The answer comes from the address asked; its port may differ (TS
     // 29.274 §4.2.2.2 sends responses to the request's source port, not from
     // any particular one).
-    if (!t.awaiting || t.sequence != sequence || !t.address.sameHost(from)) continue;
-    t.awaiting = false;
-    t.missed = 0;
-    GatewayStatusShm& s = shm_.gateways[i];
-    s.echo_answered.add();
-    s.up.store(1, std::memory_order_relaxed);
-    if (auto r = gtp::v2::readFirst<gtp::v2::Recovery>(m)) {
-      const uint32_t before = s.recovery.load(std::memory_order_relaxed);
-      if (before != r->value) {
-        s.recovery.store(r->value, std::memory_order_relaxed);
-        // R1: pairs with the workers' acquire load of `restarts`: they read
-        // the new Recovery value after seeing the count change.
-        if (before != kRecoveryUnknown) {
-          s.restarts.store(s.restarts.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-        }
-      }
-    }
+    if (!t.awaiting || t.version != version || t.sequence != sequence || !t.address.sameHost(from)) continue;
+    answered(i, recovery);
     return true;
   }
   return false;
+}
+
+void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery) noexcept {
+  Target& t = targets_[index];
+  t.awaiting = false;
+  t.missed = 0;
+  GatewayStatusShm& s = shm_.gateways[index];
+  s.echo_answered.add();
+  s.up.store(1, std::memory_order_relaxed);
+  if (!recovery) return;  // alive, nothing learnt
+  const uint32_t before = s.recovery.load(std::memory_order_relaxed);
+  if (before == *recovery) return;
+  s.recovery.store(*recovery, std::memory_order_relaxed);
+  // R1: pairs with the workers' acquire load of `restarts`: they read the
+  // new Recovery value after seeing the count change.
+  if (before != kRecoveryUnknown) {
+    s.restarts.store(s.restarts.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 }
 
 }  // namespace gtpcp::forwarder

@@ -1,5 +1,14 @@
-// Echo health checks of the routing document's gateways (TS 29.274 §7.1;
-// TS 23.007 for what a changed Recovery value means).
+// Echo health checks of the routing document's gateways (TS 29.274 §7.1 for
+// PGWs, TS 29.060 §7.2.1 for GGSNs; TS 23.007 for what a changed Recovery
+// value means).
+//
+// Each gateway is checked in its pool's GTP version: a GTPv2 Echo Request
+// (no TEID, 23-bit sequence number, the group's Recovery) to a PGW, a GTPv1
+// Echo Request (TEID 0, S set, 16-bit sequence number, no IE: TS 29.060
+// Table 2 gives it none but Private Extension) to a GGSN. An answer counts
+// when it is an Echo Response of the same version with the sequence number
+// of the gateway's last request, from its address; its Recovery IE (GTPv2
+// type 3, GTPv1 TV type 14, one octet each) is what a restart is judged by.
 //
 // The forwarder owns them because it owns the sockets and answers Echo for
 // the group: Echo Responses never queue behind session traffic on a
@@ -14,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -34,8 +44,9 @@ class GatewayHealth {
 
   // Sends the Echo Requests that are due; returns when the next one is.
   uint64_t tick(uint64_t now_ns, ReplySink& out) noexcept;
-  // An Echo Response from `from`. False when it answers no Echo Request of
-  // ours (a stranger's, or one that came after the next was sent).
+  // An Echo Response (GTPv1 or GTPv2) from `from`. False when it answers no
+  // Echo Request of ours (a stranger's, one of the other version, or one
+  // that came after the next was sent).
   bool onEchoResponse(const net::Address& from, std::span<const uint8_t> bytes) noexcept;
 
   uint64_t nextDue() const noexcept { return next_due_; }
@@ -44,11 +55,17 @@ class GatewayHealth {
   struct Target {
     net::Address address;
     uint8_t socket = group::kNoSocket;
+    uint8_t version = 2;       // GTP version of its pool
     bool awaiting = false;     // the Echo Request of this interval is unanswered
-    uint32_t sequence = 0;     // of that Echo Request
+    uint32_t sequence = 0;     // of that Echo Request (16 bits for GTPv1)
     uint32_t missed = 0;       // intervals in a row without an answer
     uint64_t due_ns = 0;
   };
+
+  // The Echo Request of `t` into `buffer`; empty when it does not fit.
+  std::span<const uint8_t> echoRequest(const Target& t, uint8_t recovery, std::span<uint8_t> buffer) noexcept;
+  // The target answered; `recovery` from the answer's Recovery IE.
+  void answered(std::size_t index, std::optional<uint8_t> recovery) noexcept;
 
   ForwarderShm& shm_;
   config::HealthCheck settings_;

@@ -2,6 +2,7 @@
 
 #include "common/gtp/bytes.h"
 #include "common/gtp/v1/builder.h"
+#include "common/gtp/v1/ies.h"
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 
@@ -36,6 +37,14 @@ std::size_t versionNotSupportedV2(std::span<uint8_t> out) noexcept {
   return r ? r->size() : 0;
 }
 
+std::size_t versionNotSupportedV1(std::span<const uint8_t> request, std::span<uint8_t> out) noexcept {
+  const uint16_t sequence = request.size() >= 6 ? gtp::load16(request.data() + 4) : 0;
+  gtp::v1::Builder b(out);
+  b.begin(gtp::v1::MessageType::kVersionNotSupported, 0, sequence);
+  auto r = b.finish();
+  return r ? r->size() : 0;
+}
+
 std::size_t createSessionOverload(const gtp::v2::Message& request, std::span<uint8_t> out) noexcept {
   using namespace gtp::v2;
   uint32_t teid = 0;
@@ -45,6 +54,19 @@ std::size_t createSessionOverload(const gtp::v2::Message& request, std::span<uin
   CauseIe cause;
   cause.value = static_cast<uint8_t>(Cause::kNoResourcesAvailable);
   b.add(cause);
+  auto r = b.finish();
+  return r ? r->size() : 0;
+}
+
+std::size_t createPdpContextOverload(const gtp::v1::Message& request, uint8_t recovery,
+                                     std::span<uint8_t> out) noexcept {
+  using namespace gtp::v1;
+  uint32_t teid = 0;
+  if (auto t = readNth<TeidControlPlane>(request)) teid = t->value;
+  Builder b(out);
+  b.begin(MessageType::kCreatePdpContextResponse, teid, request.header().sequence_number);
+  b.add(CauseIe{static_cast<uint8_t>(Cause::kNoResourcesAvailable)});
+  b.add(Recovery{recovery});  // IEs in ascending type order: Cause 1, Recovery 14
   auto r = b.finish();
   return r ? r->size() : 0;
 }

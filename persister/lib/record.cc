@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/gtp/v1/ies.h"
 #include "common/gtp/v2/ies.h"
 #include "persister/lib/redis_slot.h"
 #include "workers/lib/teid.h"
@@ -95,6 +96,44 @@ bool readBearer(std::span<const uint8_t> v, uint8_t ebi, bool from_access, proto
     }
   }
   return pos == v.size();
+}
+
+// A GTPv1 PDP context as one side sent it (worker::Attribute::kV1PdpFrom*):
+// TEID Data I, Charging ID, GSN Address for user traffic (IPv4, then an
+// IPv6 Alternative) and QoS Profile, as v1 IEs.
+bool readV1Pdp(std::span<const uint8_t> v, uint8_t nsapi, bool from_access, proto::Bearer& out) {
+  out.set_ebi(nsapi);
+  proto::FTeid* user = from_access ? out.mutable_sgw_user_plane() : out.mutable_pgw_user_plane();
+  std::size_t pos = 0;
+  while (pos < v.size()) {
+    const uint8_t type = v[pos];
+    if (type == 16 || type == 127) {  // TEID Data I, Charging ID: TV, 4 octets
+      if (pos + 5 > v.size()) return false;
+      const uint32_t value = (uint32_t{v[pos + 1]} << 24) | (uint32_t{v[pos + 2]} << 16) |
+                             (uint32_t{v[pos + 3]} << 8) | v[pos + 4];
+      if (type == 16) {
+        user->set_teid(value);
+      } else {
+        out.set_charging_id(value);
+      }
+      pos += 5;
+      continue;
+    }
+    if (type != 133 && type != 135) return false;  // GSN Address, QoS Profile: TLV
+    if (pos + 3 > v.size()) return false;
+    const std::size_t length = (std::size_t{v[pos + 1]} << 8) | v[pos + 2];
+    if (pos + 3 + length > v.size()) return false;
+    const auto value = v.subspan(pos + 3, length);
+    pos += 3 + length;
+    if (type == 135) {
+      assign(out.mutable_v1_qos_profile(), value.data(), value.size());
+    } else if (length == 4 && user->ipv4().empty()) {
+      assign(user->mutable_ipv4(), value.data(), 4);
+    } else if (length == 16 && user->ipv6().empty()) {
+      assign(user->mutable_ipv6(), value.data(), 16);
+    }
+  }
+  return true;
 }
 
 // The hash fields, numbered in the lexicographic order of their names
@@ -189,6 +228,16 @@ int fieldOf(Attribute a, uint8_t ebi) noexcept {
       return kFieldTable.bearer[ebi][a == Attribute::kBearerFromAccess ? 0 : 1];
     case Attribute::kBearerRemoved:
       return -1;
+    // GTPv1: the same fields as their GTPv2 counterparts (the record's
+    // gtp_version says how the octets are encoded).
+    case Attribute::kV1Msisdn: return kFieldTable.scalar[static_cast<uint8_t>(Attribute::kMsisdn)];
+    case Attribute::kV1Rai: return kFieldTable.scalar[static_cast<uint8_t>(Attribute::kServingNetwork)];
+    case Attribute::kV1Uli: return kFieldTable.scalar[static_cast<uint8_t>(Attribute::kUli)];
+    case Attribute::kV1EndUserAddress: return kFieldTable.scalar[static_cast<uint8_t>(Attribute::kPaa)];
+    case Attribute::kV1PdpFromAccess:
+    case Attribute::kV1PdpFromGateway:
+      if (ebi >= 16) return -1;
+      return kFieldTable.bearer[ebi][a == Attribute::kV1PdpFromAccess ? 0 : 1];
   }
   return -1;
 }
@@ -331,6 +380,39 @@ bool partialRecord(Attribute attribute, uint8_t ebi, std::span<const uint8_t> va
     }
     case Attribute::kBearerRemoved:
       return false;
+    case Attribute::kV1Msisdn: {
+      auto v = gtp::v1::Msisdn::decode(value);
+      if (!v) return false;
+      assign(out.mutable_msisdn(), v->digits.view());
+      return true;
+    }
+    case Attribute::kV1Rai:
+      // The routeing area's PLMN is the serving network (its 3 octets).
+      if (!gtp::v1::Rai::decode(value)) return false;
+      assign(out.mutable_serving_network(), value.data(), 3);
+      return true;
+    case Attribute::kV1Uli:
+      if (!gtp::v1::Uli::decode(value)) return false;
+      assign(out.mutable_uli(), value.data(), value.size());
+      return true;
+    case Attribute::kV1EndUserAddress:
+      if (!gtp::v1::EndUserAddress::decode(value)) return false;
+      assign(out.mutable_paa(), value.data(), value.size());
+      return true;
+    case Attribute::kV1PdpFromAccess:
+    case Attribute::kV1PdpFromGateway: {
+      proto::Bearer* b = out.add_bearers();
+      if (!readV1Pdp(value, ebi, attribute == Attribute::kV1PdpFromAccess, *b)) return false;
+      if (ebi == default_ebi) {
+        if (b->charging_id() != 0) out.set_charging_id(b->charging_id());
+        // The GGSN's QoS Profile is the one negotiated; the SGSN's stands
+        // until the GGSN answered.
+        if (!b->v1_qos_profile().empty() &&
+            (attribute == Attribute::kV1PdpFromGateway || out.v1_qos_profile().empty()))
+          assign(out.mutable_v1_qos_profile(), b->v1_qos_profile());
+      }
+      return true;
+    }
   }
   return false;
 }
@@ -340,6 +422,9 @@ void coreRecord(const worker::SessionShm& core, uint32_t access_teid, uint16_t p
   // Every field set below is set on every call, or cleared when it has no
   // value: `r` may hold the previous session's record.
   r.set_gtp_version(core.gtp_version);
+  const bool v1 = core.gtp_version == 1;
+  // GTPv1: the primary PDP context's NSAPI.
+  r.set_nsapi(v1 ? core.default_ebi : 0);
   assign(r.mutable_imsi(), core.imsi, std::min<std::size_t>(core.imsi_length, sizeof core.imsi));
   if (auto apn = Apn::decode({core.apn, std::min<std::size_t>(core.apn_length, sizeof core.apn)})) {
     assign(r.mutable_apn(), apn->text.view());
@@ -354,8 +439,10 @@ void coreRecord(const worker::SessionShm& core, uint32_t access_teid, uint16_t p
   p->set_gateway_teid(worker::makeTeid(t.partition, t.slot, worker::Leg::kGateway, t.generation));
   p->set_partition(partition);
   // Present, if empty, even before the endpoint is known.
-  setEndpoint(core.sgw, 6, *p->mutable_sgw_control());
-  setEndpoint(core.pgw, 7, *p->mutable_pgw_control());
+  // F-TEID interface types are GTPv2's (S5/S8 SGW and PGW GTP-C); GTPv1
+  // has none.
+  setEndpoint(core.sgw, v1 ? 0 : 6, *p->mutable_sgw_control());
+  setEndpoint(core.pgw, v1 ? 0 : 7, *p->mutable_pgw_control());
   p->set_pool_index(core.pool);
   p->set_gateway_index(core.gateway);
   p->set_rule_index(core.rule);
@@ -525,11 +612,27 @@ bool Batch::add(std::span<const uint8_t> record, uint16_t partition) noexcept {
   });
 }
 
+// The attribute a field's octets are, for a session of `gtp_version`: a
+// GTPv1 session's fields hold the v1 encodings (fieldOf()).
+Attribute encodingOf(Attribute field_attribute, uint8_t gtp_version) noexcept {
+  if (gtp_version != 1) return field_attribute;
+  switch (field_attribute) {
+    case Attribute::kMsisdn: return Attribute::kV1Msisdn;
+    case Attribute::kServingNetwork: return Attribute::kV1Rai;
+    case Attribute::kUli: return Attribute::kV1Uli;
+    case Attribute::kPaa: return Attribute::kV1EndUserAddress;
+    case Attribute::kBearerFromAccess: return Attribute::kV1PdpFromAccess;
+    case Attribute::kBearerFromGateway: return Attribute::kV1PdpFromGateway;
+    default: return field_attribute;
+  }
+}
+
 void Batch::appendPartial(std::size_t field, const Session& s, Commands& out) {
   const Value& v = s.values[field];
   const std::span<const uint8_t> value(reinterpret_cast<const uint8_t*>(values_.data()) + v.offset, v.length);
-  const Attribute a = kFieldTable.attribute[field];
-  if (a != Attribute::kBearerFromAccess && a != Attribute::kBearerFromGateway) {
+  const Attribute a = encodingOf(kFieldTable.attribute[field], s.core.gtp_version);
+  if (a != Attribute::kBearerFromAccess && a != Attribute::kBearerFromGateway && a != Attribute::kV1PdpFromAccess &&
+      a != Attribute::kV1PdpFromGateway) {
     partial_.Clear();
     if (!partialRecord(a, 0, value, s.core.default_ebi, partial_)) return;
     out.arg(Commands::text(fieldName(field)));

@@ -1,6 +1,10 @@
 // The routing document: loading, every selection criterion alone and
 // combined, rule order, the health_check and failover sections, validation
-// errors and the content hash (common/config/routing.h).
+// errors and the content hash, GTPv1 pools and their overrides
+// (common/config/routing.h).
+#include <functional>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -24,6 +28,21 @@ Result<RoutingTable> parse(std::string_view text) {
 
 std::string errorText(const Result<RoutingTable>& r) {
   return r ? std::string("(no error)") : r.error().toString();
+}
+
+// True when `text` with its first `from` replaced by `to` loads (a failed
+// expectation otherwise) and hashes differently from `text`.
+bool hashChanges(const std::string& text, const std::string& from, const std::string& to) {
+  const auto before = parse(text);
+  EXPECT_TRUE(before) << errorText(before);
+  std::string changed = text;
+  const auto at = changed.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (!before || at == std::string::npos) return false;
+  changed.replace(at, from.size(), to);
+  const auto after = parse(changed);
+  EXPECT_TRUE(after) << to << ": " << errorText(after);
+  return after && after->contentHash() != before->contentHash();
 }
 
 constexpr const char* kPools =
@@ -800,16 +819,7 @@ TEST(RoutingHash, ChangesWithAnythingThatRoutesDifferently) {
                            "rules:\n"
                            "  - {name: r, match: {apn: ims}, pool: ims}\n"
                            "  - {name: d, pool: internet}\n";
-  const uint64_t h = parse(base)->contentHash();
-  auto changed = [&](const std::string& from, const std::string& to) {
-    std::string text = base;
-    const auto at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    text.replace(at, from.size(), to);
-    const auto r = parse(text);
-    EXPECT_TRUE(r) << errorText(r);
-    return r && r->contentHash() != h;
-  };
+  auto changed = [&](const std::string& from, const std::string& to) { return hashChanges(base, from, to); };
   EXPECT_TRUE(changed("weight: 3", "weight: 2"));
   EXPECT_TRUE(changed("127.0.0.22", "127.0.0.24"));
   EXPECT_TRUE(changed("port: 2124", "port: 2125"));
@@ -1070,16 +1080,8 @@ TEST(RoutingHash, ChangesWithEveryHealthCheckAndFailoverSetting) {
       "health_check: {interval_ms: 5000, misses: 3, restart_notify_rate: 1000}\n"
       "failover: {response_timeout_ms: 2000, attempts: 3, try_another: [73, 100], "
       "when_exhausted: remote_peer_not_responding}\n";
-  const auto b = parse(documentWith(base));
-  ASSERT_TRUE(b) << errorText(b);
   auto changed = [&](const std::string& from, const std::string& to) {
-    std::string text = base;
-    const auto at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    text.replace(at, from.size(), to);
-    const auto r = parse(documentWith(text));
-    EXPECT_TRUE(r) << to << ": " << errorText(r);
-    return r && r->contentHash() != b->contentHash();
+    return hashChanges(documentWith(base), from, to);
   };
   EXPECT_TRUE(changed("interval_ms: 5000", "interval_ms: 5001"));
   EXPECT_TRUE(changed("interval_ms: 5000", "interval_ms: 0"));
@@ -1138,6 +1140,257 @@ TEST(RoutingDocument, ExampleHasTheHealthCheckAndFailoverItDocuments) {
   EXPECT_EQ(settingsOf(*r),
             "interval_ms 5000, misses 3, restart_notify_rate 1000; response_timeout_ms 2000, attempts 3, "
             "try_another [73 100], exhausted cause 100");
+}
+
+
+// -- GTPv1 pools -----------------------------------------------------------------------
+
+// A GTPv2 pool, then a GTPv1 one (line 6); `rules` from line 9 on.
+std::string withGnPool(std::string_view rules) {
+  return std::string("version: 1\n"                                                         // 1
+                     "pools:\n"                                                             // 2
+                     "  internet:\n"                                                        // 3
+                     "    gateways: [{name: pgw1, address: 127.0.0.21}]\n"                  // 4
+                     "  gn:\n"                                                              // 5
+                     "    gtp_version: 1\n"                                                 // 6
+                     "    gateways: [{name: ggsn1, address: 127.0.0.31}, {name: ggsn2, address: 127.0.0.32}]\n"  // 7
+                     "rules:\n") +                                                          // 8
+         std::string(rules);
+}
+
+SessionKey v1Key(std::string_view apn) {
+  SessionKey k;
+  k.apn = apn;
+  k.gtp_version = 1;
+  return k;
+}
+
+TEST(RoutingGtpVersion, PoolsAndTheirGatewaysCarryTheirVersion) {
+  const auto r = parse(withGnPool("  - {name: d, pool: internet}\n"
+                                  "  - {name: g, pool: gn}\n"));
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->pool(0).gtp_version, 2);
+  EXPECT_EQ(r->pool(1).gtp_version, 1);
+  EXPECT_EQ(r->gateway(0).gtp_version, 2);
+  EXPECT_EQ(r->gateway(1).gtp_version, 1);
+  EXPECT_EQ(r->gateway(2).gtp_version, 1);
+  EXPECT_EQ(SessionKey{}.gtp_version, 2) << "a key is GTPv2 unless told otherwise";
+}
+
+TEST(RoutingGtpVersion, ASessionIsOnlyRoutedToAPoolOfItsVersion) {
+  // The first rule that matches both is GTPv2's: a GTPv1 session skips it.
+  const auto r = parse(withGnPool("  - {name: ims, match: {apn: ims}, pool: internet}\n"  // rule 0
+                                  "  - {name: gn-ims, match: {apn: ims}, pool: gn}\n"     // rule 1
+                                  "  - {name: d, pool: internet}\n"));                    // rule 2
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->select(apnKey("ims")), (Selection{0, 0}));
+  EXPECT_EQ(r->select(v1Key("ims")), (Selection{1, 1}));
+  EXPECT_EQ(r->select(apnKey("internet")), (Selection{2, 0}));
+  EXPECT_EQ(r->select(v1Key("internet")), std::nullopt) << "no GTPv1 rule takes it";
+  // A GTPv2 session never lands in a GTPv1 pool, even when only a GTPv1 rule matches.
+  const auto only_v1 = parse(withGnPool("  - {name: g, pool: gn}\n"));
+  ASSERT_TRUE(only_v1) << errorText(only_v1);
+  EXPECT_EQ(only_v1->select(apnKey("internet")), std::nullopt);
+  EXPECT_EQ(only_v1->select(v1Key("internet")), (Selection{0, 1}));
+  SessionKey v3 = apnKey("internet");
+  v3.gtp_version = 3;
+  EXPECT_EQ(only_v1->select(v3), std::nullopt);
+}
+
+TEST(RoutingGtpVersion, EveryCriterionAppliesToGtpv1Sessions) {
+  const auto r = parse(withGnPool(
+      "  - name: r\n"                                                                    // 9
+      "    match: {apn: internet, imsi_prefix: \"00101\", serving_network: \"001-01\",\n"
+      "            rat_type: [utran, geran], sgw_address: 10.1.0.0/16}\n"
+      "    pool: gn\n"
+      "  - {name: rest, pool: gn}\n"));
+  ASSERT_TRUE(r) << errorText(r);
+  SessionKey k = v1Key("internet");
+  k.imsi = "001010000000001";
+  k.serving_network = plmn("001", "01");
+  k.rat_type = 2;  // GERAN (TS 29.060 §7.7.50)
+  k.sgw_ipv4 = v4("10.1.2.3");
+  EXPECT_EQ(r->select(k), (Selection{0, 1}));
+  for (auto change : std::vector<std::function<void(SessionKey&)>>{
+           [](SessionKey& c) { c.apn = "ims"; },
+           [](SessionKey& c) { c.imsi = "001020000000001"; },
+           [](SessionKey& c) { c.serving_network = plmn("001", "02"); },
+           [](SessionKey& c) { c.rat_type = 6; },
+           [](SessionKey& c) { c.sgw_ipv4 = v4("10.2.0.1"); }}) {
+    SessionKey other = k;
+    change(other);
+    EXPECT_EQ(r->select(other), (Selection{1, 1}));
+  }
+}
+
+TEST(RoutingGtpVersion, ACatchAllHidesTheLaterRulesOfItsVersionOnly) {
+  const auto r = parse(withGnPool("  - {name: d, pool: internet}\n"                   // 9
+                                  "  - {name: gn-ims, match: {apn: ims}, pool: gn}\n"  // 10
+                                  "  - {name: gn, pool: gn}\n"));                      // 11
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->select(v1Key("ims")), (Selection{1, 1}));
+  EXPECT_EQ(r->select(v1Key("internet")), (Selection{2, 1}));
+  EXPECT_THAT(lines(parse(withGnPool("  - {name: gn, pool: gn}\n"                    // 9
+                                     "  - {name: ims, match: {apn: ims}, pool: internet}\n"  // 10
+                                     "  - {name: gn-ims, match: {apn: ims}, pool: gn}\n"))   // 11
+                        .error()),
+              ElementsAre("routing.yaml:11: rules[2]: is unreachable: rule \"gn\" (rules[0], line 9) "
+                          "before it has no match and takes every session"));
+}
+
+TEST(RoutingGtpVersion, RefusesAVersionOtherThanOneOrTwo) {
+  const std::string gateways = "    gateways: [{name: g, address: 10.0.0.1}]\n";
+  auto errors = [&](std::string_view version) {
+    return lines(parse("version: 1\npools:\n  p:\n    gtp_version: " + std::string(version) + "\n" + gateways +
+                       "rules: [{name: r, pool: p}]\n")
+                     .error());
+  };
+  EXPECT_THAT(errors("0"), ElementsAre("routing.yaml:4: pools.p.gtp_version: 0 is out of range 1..2"));
+  EXPECT_THAT(errors("3"), ElementsAre("routing.yaml:4: pools.p.gtp_version: 3 is out of range 1..2"));
+  EXPECT_THAT(errors("v1"), ElementsAre("routing.yaml:4: pools.p.gtp_version: expected an integer, found \"v1\""));
+  // Written out, the default changes nothing.
+  const auto two =
+      parse("version: 1\npools:\n  p:\n    gtp_version: 2\n" + gateways + "rules: [{name: r, pool: p}]\n");
+  const auto absent = parse("version: 1\npools:\n  p:\n" + gateways + "rules: [{name: r, pool: p}]\n");
+  ASSERT_TRUE(two) << errorText(two);
+  ASSERT_TRUE(absent) << errorText(absent);
+  EXPECT_EQ(two->contentHash(), absent->contentHash());
+}
+
+TEST(RoutingOverrides, QosCapCapsTheMaximumBitRatesOfGtpv1Sessions) {
+  const auto r = parse(withGnPool("  - name: g\n"
+                                  "    pool: gn\n"
+                                  "    match: {apn: internet}\n"
+                                  "    overrides:\n"
+                                  "      qos_cap: {uplink_kbps: 5760, downlink_kbps: 10000000}\n"
+                                  "      apn: internet.example\n"
+                                  "      charging_characteristics: 0x0800\n"
+                                  "      selection_mode: 1\n"
+                                  "  - {name: up-only, pool: gn, match: {apn: ims},\n"
+                                  "     overrides: {qos_cap: {uplink_kbps: 1}}}\n"
+                                  "  - {name: d, pool: internet}\n"));
+  ASSERT_TRUE(r) << errorText(r);
+  const Overrides& o = r->rule(0).overrides;
+  EXPECT_EQ(o.qos_max_uplink_kbps, 5760u);
+  EXPECT_EQ(o.qos_max_downlink_kbps, 10'000'000u);
+  EXPECT_EQ(o.apn, "internet.example");
+  EXPECT_EQ(o.charging_characteristics, 0x0800);
+  EXPECT_EQ(o.selection_mode, 1);
+  EXPECT_FALSE(o.apn_ambr_uplink_kbps);
+  const Overrides& up = r->rule(1).overrides;
+  EXPECT_EQ(up.qos_max_uplink_kbps, 1u);
+  EXPECT_FALSE(up.qos_max_downlink_kbps);
+  EXPECT_TRUE(up.any());
+  Overrides down;
+  down.qos_max_downlink_kbps = 1;
+  EXPECT_TRUE(down.any());
+  EXPECT_FALSE(r->rule(2).overrides.any());
+}
+
+TEST(RoutingOverrides, RefusesQosCapsOutOfRange) {
+  EXPECT_THAT(lines(parse(withGnPool("  - name: g\n"                                               // 9
+                                     "    pool: gn\n"                                              // 10
+                                     "    overrides:\n"                                            // 11
+                                     "      qos_cap: {uplink_kbps: 0, downlink_kbps: 10000001}\n"  // 12
+                                     "    match: {apn: a}\n"                                       // 13
+                                     "  - {name: q, pool: gn, match: {apn: b}, overrides: {qos_cap: 5760}}\n"  // 14
+                                     "  - {name: r, pool: gn, overrides: {qos_cap: {up: 1}}}\n"))  // 15
+                        .error()),
+              ElementsAre("routing.yaml:12: rules[0].overrides.qos_cap.uplink_kbps: 0 is out of range 1..10000000",
+                          "routing.yaml:12: rules[0].overrides.qos_cap.downlink_kbps: 10000001 is out of range "
+                          "1..10000000",
+                          "routing.yaml:14: rules[1].overrides.qos_cap: expected a mapping of uplink_kbps, "
+                          "downlink_kbps, found a scalar",
+                          "routing.yaml:15: rules[2].overrides.qos_cap.up: unknown key; expected one of: "
+                          "uplink_kbps, downlink_kbps"));
+}
+
+TEST(RoutingOverrides, AnOverrideOfTheOtherVersionIsAnError) {
+  EXPECT_THAT(lines(parse(withGnPool("  - name: v2\n"                                          // 9
+                                     "    pool: internet\n"                                    // 10
+                                     "    overrides:\n"                                        // 11
+                                     "      apn: ims\n"                                        // 12
+                                     "      qos_cap: {downlink_kbps: 1000}\n"                  // 13
+                                     "  - name: v1\n"                                          // 14
+                                     "    pool: gn\n"                                          // 15
+                                     "    overrides:\n"                                        // 16
+                                     "      apn_ambr: {uplink_kbps: 1000}\n"                   // 17
+                                     "      pdn_type: ipv4\n"                                  // 18
+                                     "      selection_mode: 0\n"))                             // 19
+                        .error()),
+              ElementsAre("routing.yaml:13: rules[0].overrides.qos_cap: applies to GTPv1 pools only: pool "
+                          "\"internet\" has gtp_version 2",
+                          "routing.yaml:17: rules[1].overrides.apn_ambr: applies to GTPv2 pools only: pool "
+                          "\"gn\" has gtp_version 1",
+                          "routing.yaml:18: rules[1].overrides.pdn_type: applies to GTPv2 pools only: pool "
+                          "\"gn\" has gtp_version 1"));
+  // A rule whose pool is unknown is reported for that alone.
+  EXPECT_THAT(lines(parse(withGnPool("  - {name: x, pool: nowhere, overrides: {qos_cap: {uplink_kbps: 1}}}\n"))
+                        .error()),
+              ElementsAre("routing.yaml:9: rules[0].pool: unknown pool \"nowhere\" (pools: internet, gn)"));
+}
+
+TEST(RoutingHash, ChangesWithGtpVersionAndQosCap) {
+  const std::string base = withGnPool("  - {name: g, pool: gn, overrides: {qos_cap: {uplink_kbps: 100}}}\n");
+  EXPECT_TRUE(hashChanges(base, "uplink_kbps: 100}", "uplink_kbps: 101}"));
+  EXPECT_TRUE(hashChanges(base, "uplink_kbps: 100}", "downlink_kbps: 100}"));
+  EXPECT_TRUE(hashChanges(base, "{qos_cap: {uplink_kbps: 100}}", "{}"));
+  // The same pool as GTPv2 (where qos_cap would be refused: none here).
+  EXPECT_TRUE(hashChanges(withGnPool("  - {name: g, pool: gn}\n"), "    gtp_version: 1\n", ""));
+}
+
+TEST(RoutingFailover, TryAnotherTakesTheRejectionCausesOfBothVersions) {
+  // GTPv2 rejections from 64, GTPv1 ones 192..255 (199 No resources available).
+  EXPECT_EQ(settingsWith("failover: {try_another: [73, 199, 204, 255]}\n"),
+            "interval_ms 5000, misses 3, restart_notify_rate 1000; response_timeout_ms 2000, attempts 3, "
+            "try_another [73 199 204 255], exhausted cause 100");
+  const auto r = parse(documentWith("failover: {try_another: [199]}\n"));
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_TRUE(r->failover().triesAnother(199));
+  EXPECT_FALSE(r->failover().triesAnother(73));
+}
+
+// config/routing.yaml with its commented GTPv1 example in force: the lines
+// whose third character is '#' before YAML (a key or a list item) lose it.
+std::string exampleWithGtpv1() {
+  std::istringstream in(testing::readFile(testing::sourcePath("config/routing.yaml")));
+  static const std::regex commented("^  # ( *)(- .*|[a-z_]+:.*)$");
+  std::string out;
+  int uncommented = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, commented)) {
+      line = "  " + m[1].str() + m[2].str();
+      ++uncommented;
+    }
+    out += line + "\n";
+  }
+  EXPECT_EQ(uncommented, 8) << "the pool (4 lines) and the rule (4 lines)";
+  return out;
+}
+
+TEST(RoutingDocument, ExampleGtpv1PoolAndRuleLoadAndRouteWhenUncommented) {
+  const auto r = parse(exampleWithGtpv1());
+  ASSERT_TRUE(r) << errorText(r);
+  ASSERT_EQ(r->pools().size(), 3u);
+  const auto gn = r->findPool("gn");
+  ASSERT_TRUE(gn);
+  EXPECT_EQ(r->pool(*gn).gtp_version, 1);
+  ASSERT_EQ(r->gatewaysOf(*gn).size(), 1u);
+  EXPECT_EQ(r->gatewaysOf(*gn)[0].name, "ggsn1");
+  EXPECT_EQ(r->gatewaysOf(*gn)[0].gtp_version, 1);
+  SessionKey k = v1Key("ims");
+  k.imsi = "001010012345678";  // the test subscribers' prefix: a GTPv2 rule
+  const auto s = r->select(k);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(r->rule(s->rule).name, "gn");
+  EXPECT_EQ(r->rule(s->rule).overrides.qos_max_uplink_kbps, 5760u);
+  EXPECT_EQ(r->rule(s->rule).overrides.qos_max_downlink_kbps, 42'000u);
+  // GTPv2 sessions route as in the example as shipped.
+  k.gtp_version = 2;
+  EXPECT_EQ(r->rule(r->select(k)->rule).name, "ims");
+  k.apn = "internet";
+  EXPECT_EQ(r->rule(r->select(k)->rule).name, "test-subscribers");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The forwarder's decisions (forwarder/lib/dispatcher.h, classify.h) with
 // in-memory rings and a recording reply sink: which ring each datagram lands
-// on, what the forwarder answers itself, what it drops and counts.
+// on, what the forwarder answers itself, what it drops and counts, for GTPv2
+// and GTPv1.
 #include "forwarder/lib/dispatcher.h"
 
 #include <gtest/gtest.h>
@@ -21,11 +22,14 @@
 #include "common/partition.h"
 #include "forwarder/lib/classify.h"
 #include "forwarder/lib/peer_rate_limit.h"
+#include "tests/forwarder/test_messages.h"
 
 namespace gtpcp::forwarder {
 namespace {
 
 using namespace gtp;
+using testing::createSessionRequest;
+using testing::withImsi;
 
 constexpr uint32_t kSlots = ring::kMinCapacitySlots;
 
@@ -107,22 +111,6 @@ class DispatcherTest : public ::testing::Test {
     return out;
   }
 
-  static std::vector<uint8_t> createSessionRequest(const std::string& imsi, uint32_t sgw_teid, uint32_t seq) {
-    std::vector<uint8_t> buf(256);
-    v2::Builder b(buf);
-    b.begin(v2::MessageType::kCreateSessionRequest, 0, seq);
-    v2::Imsi i;
-    for (char c : imsi) i.digits.push(c);
-    b.add(i);
-    v2::FTeid f;
-    f.interface_type = 6;
-    f.teid = sgw_teid;
-    f.ipv4 = Ipv4{{127, 0, 0, 11}};
-    b.add(f);
-    buf.resize(b.finish()->size());
-    return buf;
-  }
-
   static std::vector<uint8_t> message(v2::MessageType type, std::optional<uint32_t> teid, uint32_t seq) {
     std::vector<uint8_t> buf(64);
     v2::Builder b(buf);
@@ -130,6 +118,66 @@ class DispatcherTest : public ::testing::Test {
     if (type == v2::MessageType::kEchoRequest) b.add(v2::Recovery{3});
     buf.resize(b.finish()->size());
     return buf;
+  }
+
+  // A GTPv1 Create PDP Context Request: IMSI, the SGSN's TEID Control Plane
+  // and its address for signalling.
+  static std::vector<uint8_t> createPdpContextRequest(const std::string& imsi, uint32_t sgsn_teid, uint16_t seq) {
+    return testing::createPdpContextRequest(withImsi(imsi, sgsn_teid), 0, seq);
+  }
+
+  static std::vector<uint8_t> v1Message(v1::MessageType type, uint32_t teid, uint16_t seq,
+                                        const testing::Subscriber* subscriber = nullptr) {
+    return testing::v1Message(type, teid, seq, subscriber);
+  }
+
+  // The reply `i`, decoded as a GTPv1 Create PDP Context Response refusing
+  // with No resources available: its header TEID and sequence number.
+  void expectNoResourcesV1(std::size_t i, uint32_t teid, uint16_t seq) {
+    ASSERT_GT(sink_.replies.size(), i);
+    EXPECT_EQ(sink_.replies[i].to, peer_);
+    v1::Message m;
+    ASSERT_TRUE(m.decode(sink_.replies[i].bytes));
+    EXPECT_EQ(m.messageType(), v1::MessageType::kCreatePdpContextResponse);
+    EXPECT_EQ(m.header().teid, teid) << "the SGSN's TEID Control Plane";
+    EXPECT_EQ(m.header().sequence_number, seq);
+    EXPECT_EQ(v1::readNth<v1::CauseIe>(m)->value, 199);
+    EXPECT_EQ(v1::readNth<v1::Recovery>(m)->value, 42) << "the group's Recovery";
+    EXPECT_EQ(m.ieCount(), 2u);
+  }
+
+  // Fills worker `w`'s new ring with make(0), make(1), ... (flushed; no
+  // reply yet); returns how many it took.
+  template <class Make>
+  uint32_t fillNewRing(int w, Make make) {
+    uint32_t pushed = 0;
+    while (ports_[w].fresh.fits(make(pushed).size())) dispatch(make(pushed++));
+    dispatcher_->flush();
+    EXPECT_TRUE(sink_.replies.empty());
+    return pushed;
+  }
+
+  // While the group closes: `datagrams` are two requests, a response for
+  // worker 1, one for worker 2, an Echo Request and a creation. The requests
+  // are dropped, the responses relayed, Echo answered (reply 0), the
+  // creation refused (reply 1).
+  void expectClosingDropsRequestsOnly(const std::vector<std::vector<uint8_t>>& datagrams) {
+    group::GroupControlShm control;
+    dispatcher_->setControl(&control);
+    control.draining.store(1);
+    control.closing.store(1);
+    ASSERT_EQ(datagrams.size(), 6u);
+    for (std::size_t i = 0; i < 5; ++i) dispatch(datagrams[i]);
+    dispatcher_->flush();
+    EXPECT_EQ(take(1, false).size(), 1u) << "the response to worker 1";
+    EXPECT_EQ(take(2, false).size(), 1u) << "the response to worker 2";
+    EXPECT_TRUE(take(0, false).empty());
+    EXPECT_EQ(shm_->counters.dropped_closing.load(), 2u);
+    ASSERT_EQ(sink_.replies.size(), 1u) << "Echo is still answered";
+    dispatch(datagrams[5]);
+    ASSERT_EQ(sink_.replies.size(), 2u);
+    EXPECT_EQ(shm_->counters.rejected_draining.load(), 1u);
+    dispatcher_->setControl(nullptr);
   }
 
   static int workerOfImsi(const std::string& imsi) {
@@ -227,12 +275,7 @@ TEST_F(DispatcherTest, OtherVersionsGetVersionNotSupportedAndGarbageIsCounted) {
 TEST_F(DispatcherTest, AFullNewRingIsAnsweredNoResourcesWhileThePriorityRingFlows) {
   const std::string imsi = "001010000000042";
   const int w = workerOfImsi(imsi);
-  uint32_t pushed = 0;
-  while (ports_[w].fresh.fits(createSessionRequest(imsi, 1, 1).size())) {
-    dispatch(createSessionRequest(imsi, 1, pushed++));
-  }
-  dispatcher_->flush();
-  ASSERT_TRUE(sink_.replies.empty());
+  const uint32_t pushed = fillNewRing(w, [&](uint32_t seq) { return createSessionRequest(imsi, 1, seq); });
   dispatch(createSessionRequest(imsi, 0xcafe, 999));
   ASSERT_EQ(sink_.replies.size(), 1u);
   v2::Message m;
@@ -276,27 +319,22 @@ TEST_F(DispatcherTest, WhileDrainingCreationsAreAnsweredNoResourcesAndTheRestFlo
   EXPECT_EQ(take(w, true).size(), 1u);
 }
 
+// The group stops: two requests, then a response to worker 1 (the TEID
+// of kClosingTeid) and one to worker 2 (TEID 0, the proxy's number 3 * 7 + 2),
+// then an Echo Request, then a creation.
+constexpr uint32_t kClosingTeid = (uint32_t{1000} << 22) | 0x1234;
+
 TEST_F(DispatcherTest, WhileClosingRequestsAreDroppedAndResponsesStillRelayed) {
-  group::GroupControlShm control;
-  dispatcher_->setControl(&control);
-  control.draining.store(1);
-  control.closing.store(1);
-  const uint32_t teid = (uint32_t{1000} << 22) | 0x1234;  // worker 1
-  dispatch(message(v2::MessageType::kModifyBearerRequest, teid, 5));
-  dispatch(message(v2::MessageType::kDeletePdnConnectionSetRequest, 0, 6));
-  dispatch(message(v2::MessageType::kModifyBearerResponse, teid, 5));
-  dispatch(message(v2::MessageType::kCreateSessionResponse, 0, 3 * 7 + 2));
-  dispatch(message(v2::MessageType::kEchoRequest, std::nullopt, 9));
-  dispatcher_->flush();
-  EXPECT_EQ(take(1, false).size(), 1u) << "the Modify Bearer Response";
-  EXPECT_EQ(take(2, false).size(), 1u) << "the Create Session Response";
-  EXPECT_TRUE(take(0, false).empty());
-  EXPECT_EQ(shm_->counters.dropped_closing.load(), 2u);
-  ASSERT_EQ(sink_.replies.size(), 1u) << "Echo is still answered";
+  expectClosingDropsRequestsOnly({message(v2::MessageType::kModifyBearerRequest, kClosingTeid, 5),
+                                  message(v2::MessageType::kDeletePdnConnectionSetRequest, 0, 6),
+                                  message(v2::MessageType::kModifyBearerResponse, kClosingTeid, 5),
+                                  message(v2::MessageType::kCreateSessionResponse, 0, 3 * 7 + 2),
+                                  message(v2::MessageType::kEchoRequest, std::nullopt, 9),
+                                  createSessionRequest("001010000000044", 0xbeef, 10)});
   // Creations still get cause 73, not silence.
-  dispatch(createSessionRequest("001010000000044", 0xbeef, 10));
-  EXPECT_EQ(sink_.replies.size(), 2u);
-  EXPECT_EQ(shm_->counters.rejected_draining.load(), 1u);
+  v2::Message m;
+  ASSERT_TRUE(m.decode(sink_.replies[1].bytes));
+  EXPECT_EQ(v2::readFirst<v2::CauseIe>(m)->value, static_cast<uint8_t>(v2::Cause::kNoResourcesAvailable));
 }
 
 TEST_F(DispatcherTest, FlushWakesOnlyTheWorkersThatGotSomething) {
@@ -380,6 +418,162 @@ TEST_F(DispatcherTest, DeletePdnConnectionSetGoesToEveryWorkerAndItsAnswerToOne)
   dispatch(rbuf);
   dispatcher_->flush();
   for (int k = 0; k < kWorkers; ++k) EXPECT_EQ(take(k, false).size(), k == 1 ? 1u : 0u) << "worker " << k;
+}
+
+
+// -- GTPv1 ------------------------------------------------------------------------------
+
+TEST_F(DispatcherTest, CreatePdpContextRequestGoesToTheNewRingOfTheImsisWorker) {
+  const std::string imsi = "001010123456789";
+  const int w = workerOfImsi(imsi);  // the worker of the same subscriber in GTPv2
+  const auto bytes = createPdpContextRequest(imsi, 0x77, 10);
+  dispatch(bytes);
+  dispatcher_->flush();
+  for (int i = 0; i < kWorkers; ++i) {
+    auto got = take(i, true);
+    ASSERT_EQ(got.size(), i == w ? 1u : 0u) << "worker " << i;
+    if (i == w) {
+      EXPECT_EQ(got[0], bytes);
+    }
+    EXPECT_TRUE(take(i, false).empty());
+  }
+  EXPECT_EQ(shm_->counters.to_new.load(), 1u);
+  EXPECT_EQ(shm_->received_v1[16].load(), 1u);
+  EXPECT_EQ(shm_->received_v2[16].load(), 0u);
+  EXPECT_TRUE(sink_.replies.empty());
+}
+
+TEST_F(DispatcherTest, Gtpv1MessagesGoWhereTheirTeidImsiOrSequenceNumberSays) {
+  // A TEID of the proxy's: partition 1000, worker 1.
+  dispatch(v1Message(v1::MessageType::kUpdatePdpContextRequest, (uint32_t{1000} << 22) | 0x1234, 5));
+  // TEID 0: the proxy's number 3 * 7 + 2, worker 2.
+  dispatch(v1Message(v1::MessageType::kCreatePdpContextResponse, 0, 3 * 7 + 2));
+  // PDU Notification Request: the IMSI's worker.
+  const std::string imsi = "001010123456790";
+  const testing::Subscriber subscriber = withImsi(imsi);
+  dispatch(v1Message(v1::MessageType::kPduNotificationRequest, 0, 1, &subscriber));
+  dispatcher_->flush();
+  std::vector<std::size_t> got(kWorkers);
+  for (int k = 0; k < kWorkers; ++k) {
+    got[k] = take(k, false).size();
+    EXPECT_TRUE(take(k, true).empty());
+  }
+  std::vector<std::size_t> expected(kWorkers);
+  ++expected[1];
+  ++expected[2];
+  ++expected[workerOfImsi(imsi)];
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(shm_->counters.to_priority.load(), 3u);
+  EXPECT_EQ(shm_->received_v1[18].load(), 1u);
+  EXPECT_EQ(shm_->received_v1[17].load(), 1u);
+  EXPECT_EQ(shm_->received_v1[27].load(), 1u);
+}
+
+TEST_F(DispatcherTest, WhileDrainingGtpv1CreationsAreAnsweredNoResources) {
+  group::GroupControlShm control;
+  dispatcher_->setControl(&control);
+  control.draining.store(1);
+  const std::string imsi = "001010000000043";
+  dispatch(createPdpContextRequest(imsi, 0xbeef0001, 7));
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  expectNoResourcesV1(0, 0xbeef0001, 7);
+  // The bytes: version 1, PT, S; type 17; length 8; TEID; sequence; Cause 199; Recovery 42.
+  EXPECT_EQ(sink_.replies[0].bytes, (std::vector<uint8_t>{0x32, 17, 0, 8, 0xbe, 0xef, 0x00, 0x01, 0, 7, 0, 0,
+                                                          1, 199, 14, 42}));
+  EXPECT_EQ(shm_->counters.rejected_draining.load(), 1u);
+  dispatcher_->flush();
+  for (int k = 0; k < kWorkers; ++k) EXPECT_TRUE(take(k, true).empty());
+  // One that does not decode cannot be answered: its SGSN's TEID is unknown.
+  std::vector<uint8_t> broken = createPdpContextRequest(imsi, 0xbeef0002, 8);
+  testing::breakIes(broken);
+  dispatch(broken);
+  EXPECT_EQ(sink_.replies.size(), 1u);
+  EXPECT_EQ(shm_->counters.dropped_overload.load(), 1u);
+  EXPECT_EQ(shm_->counters.rejected_draining.load(), 1u);
+}
+
+TEST_F(DispatcherTest, AFullNewRingAnswersGtpv1CreationsNoResources) {
+  const std::string imsi = "001010000000042";
+  const int w = workerOfImsi(imsi);
+  const uint32_t pushed =
+      fillNewRing(w, [&](uint32_t seq) { return createPdpContextRequest(imsi, 1, static_cast<uint16_t>(seq)); });
+  dispatch(createPdpContextRequest(imsi, 0xcafe, 999));
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  expectNoResourcesV1(0, 0xcafe, 999);
+  EXPECT_EQ(shm_->counters.rejected_overload.load(), 1u);
+  EXPECT_EQ(take(w, true).size(), pushed);
+}
+
+TEST_F(DispatcherTest, Gtpv1CreationsOverThePeersRateOrStaleAreRefused) {
+  PeerRateLimiter limit(1, 1);
+  dispatcher_->setPeerRateLimit(&limit);
+  dispatch(createPdpContextRequest("001010000000050", 0x90, 90));
+  dispatch(createPdpContextRequest("001010000000051", 0x91, 91));
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  expectNoResourcesV1(0, 0x91, 91);
+  EXPECT_EQ(shm_->counters.rejected_peer_rate.load(), 1u);
+  // One that waited too long in the kernel.
+  ring::DatagramMeta meta{};
+  meta.local_socket = 1;
+  group::setPeer(meta, peer_);
+  dispatcher_->refuseStaleCreation(meta, createPdpContextRequest("001010000000052", 0x92, 92));
+  ASSERT_EQ(sink_.replies.size(), 2u);
+  expectNoResourcesV1(1, 0x92, 92);
+  EXPECT_EQ(shm_->counters.rejected_stale.load(), 1u);
+  EXPECT_EQ(shm_->received_v1[16].load(), 3u);
+}
+
+TEST_F(DispatcherTest, WhileClosingGtpv1RequestsAreDroppedAndResponsesStillRelayed) {
+  expectClosingDropsRequestsOnly({v1Message(v1::MessageType::kUpdatePdpContextRequest, kClosingTeid, 5),
+                                  v1Message(v1::MessageType::kDeletePdpContextRequest, kClosingTeid, 6),
+                                  v1Message(v1::MessageType::kUpdatePdpContextResponse, kClosingTeid, 5),
+                                  v1Message(v1::MessageType::kCreatePdpContextResponse, 0, 3 * 7 + 2),
+                                  v1Message(v1::MessageType::kEchoRequest, 0, 9),
+                                  createPdpContextRequest("001010000000044", 0xbeef, 10)});
+  // Creations still get cause 199, not silence.
+  expectNoResourcesV1(1, 0xbeef, 10);
+}
+
+TEST_F(DispatcherTest, Gtpv0GetsAGtpv1VersionNotSupported) {
+  // A GTPv0 (TS 09.60) header: version 0, type 16, length, sequence 0x1234, ...
+  std::vector<uint8_t> v0(20, 0);
+  v0[0] = 0x1e;
+  v0[1] = 16;
+  v0[3] = 0;
+  v0[4] = 0x12;
+  v0[5] = 0x34;
+  dispatch(v0);
+  ASSERT_EQ(sink_.replies.size(), 1u);
+  EXPECT_EQ(sink_.replies[0].to, peer_);
+  v1::Message m;
+  ASSERT_TRUE(m.decode(sink_.replies[0].bytes));
+  EXPECT_EQ(m.messageType(), v1::MessageType::kVersionNotSupported);
+  EXPECT_EQ(m.header().teid, 0u);
+  EXPECT_EQ(m.header().sequence_number, 0x1234);
+  EXPECT_EQ(m.ieCount(), 0u);
+  EXPECT_EQ(sink_.replies[0].bytes, (std::vector<uint8_t>{0x32, 3, 0, 4, 0, 0, 0, 0, 0x12, 0x34, 0, 0}));
+  EXPECT_EQ(shm_->counters.version_not_supported.load(), 1u);
+  dispatcher_->flush();
+  for (int k = 0; k < kWorkers; ++k) EXPECT_TRUE(take(k, false).empty() && take(k, true).empty());
+}
+
+TEST_F(DispatcherTest, Gtpv1HeadersThatDoNotDecodeAreDroppedAndCounted) {
+  dispatch({0x32, 0x10, 0x00});  // cut short
+  std::vector<uint8_t> gtp_prime = v1Message(v1::MessageType::kEchoRequest, 0, 1);
+  gtp_prime[0] = 0x22;  // PT 0: GTP'
+  dispatch(gtp_prime);
+  EXPECT_TRUE(sink_.replies.empty());
+  EXPECT_EQ(shm_->counters.dropped_not_gtp.load(), 2u);
+  EXPECT_EQ(shm_->counters.echo_answered.load(), 0u);
+  EXPECT_EQ(shm_->received_v1[16].load() + shm_->received_v1[1].load(), 0u);
+}
+
+TEST_F(DispatcherTest, Gtpv1EchoResponsesGoToTheHealthChecks) {
+  dispatch(v1Message(v1::MessageType::kEchoResponse, 0, 3));
+  EXPECT_EQ(shm_->counters.echo_responses.load(), 1u);
+  EXPECT_EQ(shm_->counters.echo_responses_unmatched.load(), 1u) << "no health checks here";
+  EXPECT_TRUE(sink_.replies.empty());
+  EXPECT_EQ(shm_->received_v1[2].load(), 1u);
 }
 
 }  // namespace

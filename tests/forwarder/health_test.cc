@@ -2,7 +2,7 @@
 // (forwarder/lib/health.h), driven with explicit times, the fixture recording
 // what they send: what is published, when each Echo Request goes out and what
 // it holds, when a gateway is down or up again, which answers count,
-// restarts, counters.
+// restarts, counters; GTPv1 Echo for the gateways of GTPv1 pools.
 #include "forwarder/lib/health.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +19,9 @@
 
 #include "common/config/routing.h"
 #include "common/group/meta.h"
+#include "common/gtp/v1/builder.h"
+#include "common/gtp/v1/ies.h"
+#include "common/gtp/v1/message.h"
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
@@ -66,6 +69,11 @@ struct Sent {
 };
 
 uint32_t sequenceOf(const Sent& s) {
+  if (!s.bytes.empty() && (s.bytes[0] >> 5) == 1) {
+    v1::Message m;
+    EXPECT_TRUE(m.decode(s.bytes));
+    return m.header().sequence_number;
+  }
   v2::Message m;
   EXPECT_TRUE(m.decode(s.bytes));
   return m.header().sequence_number;
@@ -81,6 +89,32 @@ std::vector<uint8_t> echoResponse(uint32_t sequence, std::optional<uint8_t> reco
   return buf;
 }
 
+// A GTPv1 Echo Response with `sequence`, and a Recovery IE unless nullopt.
+std::vector<uint8_t> echoResponseV1(uint16_t sequence, std::optional<uint8_t> recovery) {
+  std::vector<uint8_t> buf(32);
+  v1::Builder b(buf);
+  b.begin(v1::MessageType::kEchoResponse, 0, sequence);
+  if (recovery) b.add(v1::Recovery{*recovery});
+  buf.resize(b.finish()->size());
+  return buf;
+}
+
+// A PGW, then two GGSNs of a GTPv1 pool.
+constexpr const char* kMixedGateways =
+    "version: 1\n"
+    "pools:\n"
+    "  internet:\n"
+    "    gateways: [{name: pgw1, address: 127.0.0.21}]\n"
+    "  gn:\n"
+    "    gtp_version: 1\n"
+    "    gateways:\n"
+    "      - {name: ggsn1, address: 127.0.0.31}\n"
+    "      - {name: ggsn2, address: 127.0.0.32, port: 3386}\n"
+    "rules: [{name: default, pool: internet}, {name: gn, pool: gn}]\n";
+
+const net::Address kGgsn1 = net::Address::v4(Ipv4{{127, 0, 0, 31}}, 2123);
+const net::Address kGgsn2 = net::Address::v4(Ipv4{{127, 0, 0, 32}}, 3386);
+
 // The fixture is the checks' ReplySink: it records what they send.
 class GatewayHealthTest : public ::testing::Test, public ReplySink {
  protected:
@@ -92,9 +126,9 @@ class GatewayHealthTest : public ::testing::Test, public ReplySink {
     shm_->recovery.store(kGroupRecovery);
   }
 
-  // Loads kGateways with `health_check: {<settings>}` and starts the checks at kT0.
-  void start(const std::string& settings) {
-    auto r = config::parseRoutingDocument(std::string(kGateways) + "health_check: {" + settings + "}\n",
+  // Loads `gateways` with `health_check: {<settings>}` and starts the checks at kT0.
+  void start(const std::string& settings, const char* gateways = kGateways) {
+    auto r = config::parseRoutingDocument(std::string(gateways) + "health_check: {" + settings + "}\n",
                                           "routing.yaml");
     EXPECT_TRUE(r) << r.error().toString();
     table_ = r ? std::move(*r) : config::RoutingTable{};  // none: the test fails, not crashes
@@ -124,8 +158,41 @@ class GatewayHealthTest : public ::testing::Test, public ReplySink {
     return kNone;
   }
   // Answers the last Echo Request sent to `to`, from its address and `port`.
+  // In the version of that request.
   bool answer(const net::Address& to, std::optional<uint8_t> recovery = 5, uint16_t port = 2123) {
-    return health_->onEchoResponse(to.withPort(port), echoResponse(sequenceOf(lastTo(to)), recovery));
+    const Sent& request = lastTo(to);
+    const uint32_t seq = sequenceOf(request);
+    const bool v1 = !request.bytes.empty() && (request.bytes[0] >> 5) == 1;
+    return health_->onEchoResponse(to.withPort(port), v1 ? echoResponseV1(static_cast<uint16_t>(seq), recovery)
+                                                         : echoResponse(seq, recovery));
+  }
+
+  // Answers gateway `index` (at `address`) once an interval, from its first
+  // interval on, with Recovery 17, 17, 18, 18, none, 17: a change of value
+  // is a restart, the first value and a missing IE are not.
+  void expectRecoveryChangesAreRestarts(std::size_t index, const net::Address& address) {
+    uint64_t k = 0;
+    auto answerNext = [&](std::optional<uint8_t> recovery) {
+      runUntil(kT0 + ++k * 1000 * kMs);
+      return answer(address, recovery, 40000);
+    };
+    EXPECT_TRUE(answerNext(17));  // the first value seen: no restart
+    EXPECT_EQ(status(index).recovery.load(), 17u);
+    EXPECT_EQ(status(index).restarts.load(), 0u);
+    EXPECT_TRUE(answerNext(17));
+    EXPECT_EQ(status(index).restarts.load(), 0u);
+    EXPECT_TRUE(answerNext(18));
+    EXPECT_EQ(status(index).recovery.load(), 18u);
+    EXPECT_EQ(status(index).restarts.load(), 1u);
+    EXPECT_TRUE(answerNext(18));
+    EXPECT_EQ(status(index).restarts.load(), 1u);
+    EXPECT_TRUE(answerNext(std::nullopt));  // no Recovery IE: alive, nothing learnt
+    EXPECT_EQ(status(index).recovery.load(), 18u);
+    EXPECT_EQ(status(index).restarts.load(), 1u);
+    EXPECT_TRUE(answerNext(17));  // back to an earlier value is a change too
+    EXPECT_EQ(status(index).recovery.load(), 17u);
+    EXPECT_EQ(status(index).restarts.load(), 2u);
+    EXPECT_EQ(status(index).echo_answered.load(), 6u);
   }
 
   // Echo Requests sent, by destination ("127.0.0.21:2123").
@@ -385,27 +452,7 @@ TEST_F(GatewayHealthTest, OnlyTheAnswerToTheCurrentRequestCounts) {
 
 TEST_F(GatewayHealthTest, AChangedRecoveryIsARestart) {
   start("interval_ms: 1000");
-  auto answerNext = [&, k = uint64_t{0}](std::optional<uint8_t> recovery) mutable {
-    runUntil(kT0 + ++k * 1000 * kMs);
-    return answer(kPgw1, recovery);
-  };
-  EXPECT_TRUE(answerNext(17));  // the first value seen: no restart
-  EXPECT_EQ(status(0).recovery.load(), 17u);
-  EXPECT_EQ(status(0).restarts.load(), 0u);
-  EXPECT_TRUE(answerNext(17));
-  EXPECT_EQ(status(0).restarts.load(), 0u);
-  EXPECT_TRUE(answerNext(18));
-  EXPECT_EQ(status(0).recovery.load(), 18u);
-  EXPECT_EQ(status(0).restarts.load(), 1u);
-  EXPECT_TRUE(answerNext(18));
-  EXPECT_EQ(status(0).restarts.load(), 1u);
-  EXPECT_TRUE(answerNext(std::nullopt));  // no Recovery IE: alive, nothing learnt
-  EXPECT_EQ(status(0).recovery.load(), 18u);
-  EXPECT_EQ(status(0).restarts.load(), 1u);
-  EXPECT_TRUE(answerNext(17));  // back to an earlier value is a change too
-  EXPECT_EQ(status(0).recovery.load(), 17u);
-  EXPECT_EQ(status(0).restarts.load(), 2u);
-  EXPECT_EQ(status(0).echo_answered.load(), 6u);
+  expectRecoveryChangesAreRestarts(0, kPgw1);
   // Recovery 0 first seen on another gateway is no restart either.
   EXPECT_TRUE(answer(kPgw2, 0));
   EXPECT_EQ(status(1).recovery.load(), 0u);
@@ -475,6 +522,105 @@ TEST_F(GatewayHealthTest, ChecksTheFirstMaxHealthCheckedGatewaysOnly) {
   runUntil(kT0 + 1000 * kMs);
   EXPECT_EQ(sent_.size(), kMaxHealthChecked);
   EXPECT_EQ(countsByGateway().size(), kMaxHealthChecked);
+}
+
+
+// -- GTPv1 gateways ----------------------------------------------------------------------
+
+TEST_F(GatewayHealthTest, AGtpv1GatewayGetsGtpv1EchoRequests) {
+  start("interval_ms: 900", kMixedGateways);
+  EXPECT_EQ(status(1).address, kGgsn1);
+  EXPECT_EQ(status(1).gtp_version, 1u);
+  EXPECT_EQ(status(0).gtp_version, 2u);
+  runUntil(kT0 + 1800 * kMs);
+  ASSERT_EQ(sent_.size(), 6u);
+  EXPECT_EQ(countsByGateway(), (std::map<std::string, int>{
+                                   {"127.0.0.21:2123", 2}, {"127.0.0.31:2123", 2}, {"127.0.0.32:3386", 2}}));
+  std::vector<uint32_t> sequences;
+  for (const Sent& s : sent_) {
+    EXPECT_EQ(s.socket, plan_.gateway_v4);
+    if (s.to == kPgw1) {
+      EXPECT_EQ(s.bytes[0] >> 5, 2);
+      EXPECT_EQ(s.bytes.size(), 13u);  // as before: GTPv2 with the group's Recovery
+      continue;
+    }
+    v1::Message m;
+    ASSERT_TRUE(m.decode(s.bytes)) << s.to.toString();
+    EXPECT_EQ(m.messageType(), v1::MessageType::kEchoRequest);
+    EXPECT_EQ(m.header().teid, 0u);
+    EXPECT_TRUE(m.header().hasSequenceNumber());
+    EXPECT_EQ(m.ieCount(), 0u) << "TS 29.060 Table 2: no Recovery in an Echo Request";
+    const uint16_t seq = m.header().sequence_number;
+    // Version 1, PT, S; type 1; length 4; TEID 0; sequence; N-PDU 0; no extension header.
+    EXPECT_EQ(s.bytes, (std::vector<uint8_t>{0x32, 0x01, 0x00, 0x04, 0, 0, 0, 0, static_cast<uint8_t>(seq >> 8),
+                                             static_cast<uint8_t>(seq), 0, 0}));
+    for (uint32_t earlier : sequences) EXPECT_NE(seq, earlier);
+    sequences.push_back(seq);
+  }
+  EXPECT_EQ(status(1).echo_sent.load(), 2u);
+  EXPECT_EQ(status(2).echo_sent.load(), 2u);
+  EXPECT_EQ(shm_->counters.echo_requests_sent.load(), 6u);
+}
+
+TEST_F(GatewayHealthTest, AGtpv1EchoResponseWithANewRecoveryIsARestart) {
+  start("interval_ms: 1000, misses: 1", kMixedGateways);
+  expectRecoveryChangesAreRestarts(1, kGgsn1);
+  EXPECT_TRUE(up(1));
+  EXPECT_FALSE(up(2)) << "ggsn2 never answered";
+  EXPECT_EQ(status(0).restarts.load(), 0u);
+}
+
+TEST_F(GatewayHealthTest, AnAnswerOfTheOtherVersionDoesNotCount) {
+  start("interval_ms: 1000", kMixedGateways);
+  runUntil(kT0 + 1000 * kMs);
+  const uint32_t ggsn_seq = sequenceOf(lastTo(kGgsn1));
+  const uint32_t pgw_seq = sequenceOf(lastTo(kPgw1));
+  EXPECT_LE(ggsn_seq, 0xffffu);
+  // The right number and host, the wrong version.
+  EXPECT_FALSE(health_->onEchoResponse(kGgsn1, echoResponse(ggsn_seq, 5)));
+  EXPECT_FALSE(health_->onEchoResponse(kPgw1, echoResponseV1(static_cast<uint16_t>(pgw_seq), 5)));
+  // A GTPv1 Echo Response without sequence number, or that does not decode.
+  std::vector<uint8_t> no_seq = {0x30, 0x02, 0x00, 0x00, 0, 0, 0, 0};
+  EXPECT_FALSE(health_->onEchoResponse(kGgsn1, no_seq));
+  EXPECT_FALSE(health_->onEchoResponse(kGgsn1, std::vector<uint8_t>{0x32, 0x02, 0x00}));
+  EXPECT_EQ(status(1).echo_answered.load(), 0u);
+  EXPECT_EQ(status(0).echo_answered.load(), 0u);
+  EXPECT_TRUE(health_->onEchoResponse(kGgsn1, echoResponseV1(static_cast<uint16_t>(ggsn_seq), 5)));
+  EXPECT_TRUE(health_->onEchoResponse(kPgw1, echoResponse(pgw_seq, 5)));
+  EXPECT_EQ(status(1).echo_answered.load(), 1u);
+  EXPECT_EQ(status(0).echo_answered.load(), 1u);
+}
+
+TEST_F(GatewayHealthTest, Gtpv1EchoResponsesReachTheChecksThroughTheDispatcher) {
+  start("interval_ms: 1000", kMixedGateways);
+  runUntil(kT0 + 1000 * kMs);
+  Dispatcher dispatcher({}, *shm_, *this);
+  dispatcher.setHealth(health_.get());
+  ring::DatagramMeta meta{};
+  meta.local_socket = plan_.gateway_v4;
+  group::setPeer(meta, kGgsn2.withPort(2123));
+  const auto answer = echoResponseV1(static_cast<uint16_t>(sequenceOf(lastTo(kGgsn2))), 9);
+  const std::size_t sent = sent_.size();
+  dispatcher.dispatch(meta, answer);
+  dispatcher.dispatch(meta, answer);
+  EXPECT_EQ(status(2).echo_answered.load(), 1u);
+  EXPECT_EQ(status(2).recovery.load(), 9u);
+  EXPECT_EQ(shm_->counters.echo_responses.load(), 2u);
+  EXPECT_EQ(shm_->counters.echo_responses_unmatched.load(), 1u);
+  EXPECT_EQ(shm_->received_v1[2].load(), 2u);
+  EXPECT_EQ(sent_.size(), sent) << "an Echo Response gets no answer";
+}
+
+TEST_F(GatewayHealthTest, AGatewayThatChangesVersionStartsOver) {
+  // What an earlier forwarder knew of 127.0.0.31 when it was a PGW.
+  shm_->gateways[1].address = kGgsn1;
+  shm_->gateways[1].gtp_version = 2;
+  shm_->gateways[1].up.store(0);
+  shm_->gateways[1].recovery.store(9);
+  start("interval_ms: 1000", kMixedGateways);
+  EXPECT_TRUE(up(1));
+  EXPECT_EQ(status(1).recovery.load(), kRecoveryUnknown);
+  EXPECT_EQ(status(1).gtp_version, 1u);
 }
 
 }  // namespace

@@ -16,6 +16,9 @@
 #include <thread>
 
 #include "persister/lib/record.h"
+#include "common/gtp/v1/builder.h"
+#include "common/gtp/v1/ies.h"
+#include "common/gtp/v1/message.h"
 #include "tests/integration/fixture.h"
 #include "tests/integration/raw_gtp.h"
 #include "tests/support/udp.h"
@@ -297,6 +300,122 @@ TEST_F(PersistenceTest, TheGroupsRecoveryChangesOnlyWhenItsStoredSessionsAreGone
   g.stop();
   ASSERT_TRUE(g.start()) << "third start";
   EXPECT_EQ(echoRecovery(), 3);
+}
+
+// A GTPv1 PDP context (Gn/Gp) is kept like a GTPv2 session: in Redis with
+// its v1 parameters, and served after a restart of the whole group from
+// Redis alone (the worker's memory is gone): the SGSN's Update PDP Context
+// Request reaches the GGSN with the GGSN's TEID-C, the answer the SGSN.
+TEST_F(PersistenceTest, AGtpv1ContextIsStoredAndServedAfterARestartFromRedisAlone) {
+  namespace v1 = gtp::v1;
+  port_ = testing::freeTcpPort();
+  testing::GroupOptions o;
+  o.workers = 2;
+  o.routing_yaml = "version: 1\npools:\n  gn:\n    gtp_version: 1\n    gateways:\n      - {name: ggsn, address: " +
+                   ip(21) + "}\nrules:\n  - {name: gn, pool: gn}\n" + kNoHealthChecks;
+  o.storage_yaml = "  mode: embedded\n  embedded_port: " + std::to_string(port_) + "\n";
+  TestGroup& g = startGroup(o);
+  ASSERT_FALSE(HasFailure());
+  testing::UdpSocket sgsn(net_.addr(11), 2123), ggsn(net_.addr(21), 2123);
+  auto message = [](v1::MessageType type, uint32_t teid, uint16_t sequence, auto&& add) {
+    std::vector<uint8_t> buf(512);
+    v1::Builder b(buf);
+    b.begin(type, teid, sequence);
+    add(b);
+    buf.resize(b.finish()->size());
+    return buf;
+  };
+  const gtp::Ipv4 sgsn_ip = net_.addr(11), ggsn_ip = net_.addr(21);
+  const std::vector<uint8_t> sgsn_address(sgsn_ip.octets.begin(), sgsn_ip.octets.end());
+  const std::vector<uint8_t> ggsn_address(ggsn_ip.octets.begin(), ggsn_ip.octets.end());
+  const std::vector<uint8_t> qos{0x02, 0x23, 0x92, 0x1f};
+  auto cpcr = message(v1::MessageType::kCreatePdpContextRequest, 0, 0x4001, [&](v1::Builder& b) {
+    v1::Imsi imsi;
+    for (char c : std::string_view("901700000000777")) imsi.digits.push(c);
+    b.add(imsi);
+    b.add(v1::TeidDataI{0xaaaa0001});
+    b.add(v1::TeidControlPlane{0xcccc0001});
+    b.add(v1::Nsapi{5});
+    b.addRaw(128, std::vector<uint8_t>{0xf1, 0x21});
+    v1::Apn apn;
+    for (char c : std::string_view("internet")) apn.text.push(c);
+    b.add(apn);
+    b.addRaw(133, sgsn_address);
+    b.addRaw(133, std::vector<uint8_t>{10, 11, 0, 1});
+    b.addRaw(135, qos);
+  });
+  ASSERT_TRUE(sgsn.sendTo(net_.addr(kProxyHost), 2123, cpcr));
+  auto at_ggsn = ggsn.receive(3s);
+  ASSERT_TRUE(at_ggsn) << "the creation did not reach the GGSN";
+  v1::Message request;
+  ASSERT_TRUE(request.decode(at_ggsn->bytes));
+  const uint32_t proxy_gateway_teid = v1::readNth<v1::TeidControlPlane>(request)->value;
+  auto cpcresp = message(v1::MessageType::kCreatePdpContextResponse, proxy_gateway_teid,
+                         request.header().sequence_number, [&](v1::Builder& b) {
+                           b.add(v1::CauseIe{128});
+                           b.add(v1::TeidDataI{0xbbbb0001});
+                           b.add(v1::TeidControlPlane{0xdddd0001});
+                           b.add(v1::ChargingId{0x99});
+                           b.addRaw(128, std::vector<uint8_t>{0xf1, 0x21, 100, 70, 0, 9});
+                           b.addRaw(133, ggsn_address);
+                           b.addRaw(133, std::vector<uint8_t>{10, 21, 0, 1});
+                           b.addRaw(135, qos);
+                         });
+  ASSERT_TRUE(ggsn.sendTo(net_.addr(kProxyHost), 2123, cpcresp));
+  auto at_sgsn = sgsn.receive(3s);
+  ASSERT_TRUE(at_sgsn) << "the answer did not reach the SGSN";
+  v1::Message response;
+  ASSERT_TRUE(response.decode(at_sgsn->bytes));
+  ASSERT_EQ(v1::readNth<v1::CauseIe>(response)->value, 128);
+  const uint32_t proxy_access_teid = v1::readNth<v1::TeidControlPlane>(response)->value;
+  ASSERT_TRUE(settledWith(1));
+  {
+    const auto all = records();
+    ASSERT_EQ(all.size(), 1u);
+    const proto::SessionRecord& r = all.begin()->second;
+    EXPECT_EQ(r.gtp_version(), 1u);
+    EXPECT_EQ(r.imsi(), "901700000000777");
+    EXPECT_EQ(r.nsapi(), 5u);
+    EXPECT_EQ(r.apn(), "internet");
+    EXPECT_EQ(r.charging_id(), 0x99u);
+    EXPECT_EQ(r.paa(), std::string("\xf1\x21\x64\x46\x00\x09", 6));
+    EXPECT_EQ(r.proxy().sgw_control().teid(), 0xcccc0001u);
+    EXPECT_EQ(r.proxy().pgw_control().teid(), 0xdddd0001u);
+    ASSERT_EQ(r.bearers_size(), 1);
+    EXPECT_EQ(r.bearers(0).sgw_user_plane().teid(), 0xaaaa0001u);
+    EXPECT_EQ(r.bearers(0).pgw_user_plane().teid(), 0xbbbb0001u);
+  }
+
+  // The whole group again, the worker's memory gone: the context is in Redis only.
+  g.stop();
+  ASSERT_TRUE(g.start()) << "second start";
+  auto upcr = message(v1::MessageType::kUpdatePdpContextRequest, proxy_access_teid, 0x4002, [&](v1::Builder& b) {
+    b.add(v1::TeidDataI{0xaaaa0001});
+    b.add(v1::Nsapi{5});
+    b.addRaw(133, sgsn_address);
+    b.addRaw(133, std::vector<uint8_t>{10, 11, 0, 1});
+    b.addRaw(135, qos);
+  });
+  ASSERT_TRUE(sgsn.sendTo(net_.addr(kProxyHost), 2123, upcr));
+  at_ggsn = ggsn.receive(5s);
+  ASSERT_TRUE(at_ggsn) << "the update did not reach the GGSN after the restart";
+  ASSERT_TRUE(request.decode(at_ggsn->bytes));
+  EXPECT_EQ(request.messageType(), v1::MessageType::kUpdatePdpContextRequest);
+  EXPECT_EQ(request.header().teid, 0xdddd0001u) << "the GGSN's TEID-C, from Redis";
+  const v1::Ie* control = request.find(v1::IeType::kGsnAddress, 0);
+  ASSERT_NE(control, nullptr);
+  EXPECT_EQ(testing::toString(gtp::Ipv4{{request.value(*control)[0], request.value(*control)[1],
+                                         request.value(*control)[2], request.value(*control)[3]}}),
+            proxy());
+  auto upcresp = message(v1::MessageType::kUpdatePdpContextResponse, proxy_gateway_teid,
+                         request.header().sequence_number, [&](v1::Builder& b) { b.add(v1::CauseIe{128}); });
+  ASSERT_TRUE(ggsn.sendTo(net_.addr(kProxyHost), 2123, upcresp));
+  at_sgsn = sgsn.receive(3s);
+  ASSERT_TRUE(at_sgsn) << "the update's answer did not reach the SGSN";
+  ASSERT_TRUE(response.decode(at_sgsn->bytes));
+  EXPECT_EQ(response.header().teid, 0xcccc0001u);
+  EXPECT_EQ(response.header().sequence_number, 0x4002);
+  EXPECT_EQ(TestGroup::workerSum(g.status(), "worker.restore_found"), 1u);
 }
 
 TEST_F(PersistenceTest, RedisUnreachableForFiveSecondsUnderLoadIsCaughtUpWithNothingLost) {

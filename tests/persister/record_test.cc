@@ -14,6 +14,8 @@
 #include <optional>
 #include <set>
 
+#include "common/gtp/v1/builder.h"
+#include "common/gtp/v1/ies.h"
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/ring/ring.h"
@@ -288,6 +290,109 @@ TEST(Batch, ASessionsChangesBecomeOneWriteAndReadBackAsOneRecord) {
   redis.apply(batch);
   EXPECT_TRUE(redis.hashes.empty());
   EXPECT_TRUE(redis.sets.empty()) << "the indexes go with their last session";
+}
+
+// A GTPv1 PDP context (Gn/Gp): the SGSN's Create PDP Context Request and the
+// GGSN's answer read back with their v1 parameters; a secondary's user
+// plane comes and goes by NSAPI.
+TEST(Batch, AGtpv1ContextReadsBackWithItsV1Parameters) {
+  namespace v1 = gtp::v1;
+  auto build1 = [](v1::MessageType type, auto&& add) {
+    std::vector<uint8_t> buf(512);
+    v1::Builder b(buf);
+    b.begin(type, 0, 1);
+    add(b);
+    buf.resize(b.finish()->size());
+    return buf;
+  };
+  auto cpcr = build1(v1::MessageType::kCreatePdpContextRequest, [](v1::Builder& b) {
+    v1::Imsi imsi;
+    for (char c : std::string_view("901700000000042")) imsi.digits.push(c);
+    b.add(imsi);
+    b.addRaw(3, std::vector<uint8_t>{0x09, 0xf1, 0x07, 0x12, 0x34, 0x05});  // RAI 901-70
+    b.add(v1::TeidDataI{0xabcd});
+    b.add(v1::TeidControlPlane{0x1111});
+    b.add(v1::Nsapi{5});
+    b.addRaw(128, std::vector<uint8_t>{0xf1, 0x21});
+    b.addRaw(133, std::vector<uint8_t>{127, 0, 0, 31});  // for signalling: not kept
+    b.addRaw(133, std::vector<uint8_t>{10, 1, 1, 1});    // for user traffic
+    v1::Msisdn msisdn;
+    for (char c : std::string_view("33612345678")) msisdn.digits.push(c);
+    b.add(msisdn);
+    b.addRaw(135, std::vector<uint8_t>{0x02, 0x23, 0x92, 0x1f});
+    b.add(v1::RatType{1});
+  });
+  auto cpcresp = build1(v1::MessageType::kCreatePdpContextResponse, [](v1::Builder& b) {
+    b.add(v1::CauseIe{128});
+    b.add(v1::TeidDataI{0x5555});
+    b.add(v1::TeidControlPlane{0x2222});
+    b.add(v1::ChargingId{0x77});
+    b.addRaw(128, std::vector<uint8_t>{0xf1, 0x21, 100, 64, 0, 7});
+    b.addRaw(133, std::vector<uint8_t>{127, 0, 0, 41});
+    b.addRaw(133, std::vector<uint8_t>{10, 2, 2, 2});
+    b.addRaw(135, std::vector<uint8_t>{0x02, 0x23, 0x92, 0x1e});
+  });
+  v1::Message request, response;
+  ASSERT_TRUE(request.decode(cpcr));
+  ASSERT_TRUE(response.decode(cpcresp));
+  VectorSink sink;
+  worker::ChangeWriter writer(sink);
+  worker::SessionShm s = session();
+  s.gtp_version = 1;
+  std::memcpy(s.imsi, "901700000000042", 15);
+  ASSERT_TRUE(writer.upsertV1(s, kTeid, kPartition, 3000, request, Leg::kAccess, 5));
+  ASSERT_TRUE(writer.upsertV1(s, kTeid, kPartition, 4000, response, Leg::kGateway, 5));
+  KeyNames keys("g1");
+  Batch batch(keys);
+  for (const auto& r : sink.records) ASSERT_TRUE(batch.add(r, kPartition));
+  Keyspace redis;
+  redis.apply(batch);
+  proto::SessionRecord r;
+  ASSERT_TRUE(assemble(redis.hashes.at(keys.session(kPartition, kTeid)), r));
+  EXPECT_EQ(r.gtp_version(), 1u);
+  EXPECT_EQ(r.nsapi(), 5u);
+  EXPECT_EQ(r.imsi(), "901700000000042");
+  EXPECT_EQ(r.msisdn(), "33612345678");
+  EXPECT_EQ(r.rat_type(), 1u);
+  EXPECT_EQ(r.serving_network(), std::string("\x09\xf1\x07", 3)) << "the RAI's PLMN";
+  EXPECT_EQ(r.paa(), std::string("\xf1\x21\x64\x40\x00\x07", 6)) << "the End User Address the GGSN gave";
+  EXPECT_EQ(r.charging_id(), 0x77u);
+  EXPECT_EQ(r.v1_qos_profile(), std::string("\x02\x23\x92\x1e", 4)) << "the GGSN's, negotiated";
+  EXPECT_EQ(r.proxy().sgw_control().interface_type(), 0u) << "GTPv1 has no interface types";
+  ASSERT_EQ(r.bearers_size(), 1);
+  const proto::Bearer& b = r.bearers(0);
+  EXPECT_EQ(b.ebi(), 5u);
+  EXPECT_EQ(b.sgw_user_plane().teid(), 0xabcdu);
+  EXPECT_EQ(b.sgw_user_plane().ipv4(), std::string("\x0a\x01\x01\x01", 4)) << "the user-traffic address, not the signalling one";
+  EXPECT_EQ(b.pgw_user_plane().teid(), 0x5555u);
+  EXPECT_EQ(b.pgw_user_plane().ipv4(), std::string("\x0a\x02\x02\x02", 4));
+
+  // A secondary (NSAPI 6) from the SGSN, then deleted.
+  auto secondary = build1(v1::MessageType::kCreatePdpContextRequest, [](v1::Builder& w) {
+    w.add(v1::TeidDataI{0xabce});
+    w.add(v1::Nsapi{6});
+    w.add(v1::Nsapi{5});
+    w.addRaw(133, std::vector<uint8_t>{127, 0, 0, 31});
+    w.addRaw(133, std::vector<uint8_t>{10, 1, 1, 1});
+    w.addRaw(135, std::vector<uint8_t>{0x02, 0x23, 0x92, 0x1f});
+  });
+  v1::Message sec;
+  ASSERT_TRUE(sec.decode(secondary));
+  batch.clear();
+  sink.records.clear();
+  ASSERT_TRUE(writer.upsertV1(s, kTeid, kPartition, 5000, sec, Leg::kAccess, 6));
+  batch.add(sink.records[0], kPartition);
+  redis.apply(batch);
+  ASSERT_TRUE(assemble(redis.hashes.at(keys.session(kPartition, kTeid)), r));
+  ASSERT_EQ(r.bearers_size(), 2);
+  batch.clear();
+  sink.records.clear();
+  ASSERT_TRUE(writer.removeBearers(s, kTeid, kPartition, 6000, 1 << 6));
+  batch.add(sink.records[0], kPartition);
+  redis.apply(batch);
+  ASSERT_TRUE(assemble(redis.hashes.at(keys.session(kPartition, kTeid)), r));
+  ASSERT_EQ(r.bearers_size(), 1);
+  EXPECT_EQ(r.bearers(0).ebi(), 5u);
 }
 
 TEST(Batch, ADeletionInTheSameBatchLeavesOnlyTheDeletion) {

@@ -56,8 +56,34 @@ nlohmann::json toJson(const proto::SessionRecord& r) {
     if (b.contains("sgw_user_plane")) fteid(b["sgw_user_plane"], r.bearers(i).sgw_user_plane());
     if (b.contains("pgw_user_plane")) fteid(b["pgw_user_plane"], r.bearers(i).pgw_user_plane());
   }
+  if (r.gtp_version() == 1) {
+    // End User Address (TS 29.060 §7.7.27): PDP type organisation and
+    // number (0x21 IPv4, 0x57 IPv6, 0x8d IPv4v6), then the address(es).
+    if (const std::string& eua = r.paa(); eua.size() >= 2) {
+      const auto number = static_cast<uint8_t>(eua[1]);
+      nlohmann::json a;
+      if (number == 0x21 && eua.size() >= 6) a["ipv4"] = addressText(eua.substr(2, 4));
+      if (number == 0x57 && eua.size() >= 18) a["ipv6"] = addressText(eua.substr(2, 16));
+      if (number == 0x8d && eua.size() >= 22) {
+        a["ipv4"] = addressText(eua.substr(2, 4));
+        a["ipv6"] = addressText(eua.substr(6, 16));
+      }
+      j.erase("paa");
+      j["end_user_address"] = a.empty() ? nlohmann::json(hex(eua)) : a;
+    }
+    if (j.contains("v1_qos_profile")) j["v1_qos_profile"] = hex(r.v1_qos_profile());
+    for (int i = 0; i < r.bearers_size() && j.contains("bearers"); ++i) {
+      auto& b = j["bearers"][static_cast<std::size_t>(i)];
+      if (b.contains("v1_qos_profile")) b["v1_qos_profile"] = hex(r.bearers(i).v1_qos_profile());
+      // A PDP context's number is its NSAPI.
+      if (b.contains("ebi")) {
+        b["nsapi"] = b["ebi"];
+        b.erase("ebi");
+      }
+    }
+  }
   // PAA (TS 29.274 §8.14): PDN type, then the IPv4 address, the IPv6 prefix, or both.
-  if (const std::string& paa = r.paa(); !paa.empty()) {
+  if (const std::string& paa = r.paa(); !paa.empty() && r.gtp_version() != 1) {
     const int type = paa[0] & 7;
     nlohmann::json a;
     if (type == 1 && paa.size() >= 5) a["ipv4"] = addressText(paa.substr(1, 4));

@@ -1,5 +1,6 @@
 #include "workers/lib/persist.h"
 
+#include <array>
 #include <cstring>
 
 #include "common/gtp/v2/ies.h"
@@ -92,6 +93,63 @@ bool ChangeWriter::upsert(const SessionShm& session, uint32_t session_teid, uint
       if (ie.ieType() == IeType::kBearerContext && !keptBearer(*m, ie, ebi)) continue;
       a.add(attr, ebi, m->value(ie));
     }
+  }
+  sink_.commit(a.size());
+  return true;
+}
+
+bool ChangeWriter::upsertV1(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
+                            const gtp::v1::Message& m, Leg from, uint8_t nsapi) noexcept {
+  namespace v1 = gtp::v1;
+  auto out = begin(sink_, ChangeKind::kUpsert, partition, session_teid, wall_ns, &session);
+  if (out.empty()) return false;
+  Appender a(out, sizeof(ChangeHeader));
+  // The PDP context's IEs, gathered as they come (raw, header included).
+  std::array<uint8_t, 96> pdp;
+  std::size_t pdp_size = 0;
+  bool has_teid = false;
+  std::size_t gsn_position = 0;
+  // The GSN Addresses for user traffic are the odd ones (after each control
+  // one), except in an Update PDP Context Response from the SGSN, which has
+  // user-traffic addresses only (TS 29.060 §7.3.4).
+  const bool user_only =
+      m.header().message_type == static_cast<uint8_t>(v1::MessageType::kUpdatePdpContextResponse) &&
+      from == Leg::kAccess;
+  auto keep = [&](const v1::Ie& ie) {
+    const auto raw = m.raw(ie);
+    if (pdp_size + raw.size() > pdp.size()) return;
+    std::memcpy(pdp.data() + pdp_size, raw.data(), raw.size());
+    pdp_size += raw.size();
+  };
+  for (const v1::Ie& ie : m.ies()) {
+    switch (ie.ieType()) {
+      case v1::IeType::kImsi: a.add(Attribute::kImsi, 0, m.value(ie)); break;
+      case v1::IeType::kMsisdn: a.add(Attribute::kV1Msisdn, 0, m.value(ie)); break;
+      case v1::IeType::kImeiSv: a.add(Attribute::kMei, 0, m.value(ie)); break;
+      case v1::IeType::kRatType: a.add(Attribute::kRatType, 0, m.value(ie)); break;
+      case v1::IeType::kRai: a.add(Attribute::kV1Rai, 0, m.value(ie)); break;
+      case v1::IeType::kUli: a.add(Attribute::kV1Uli, 0, m.value(ie)); break;
+      case v1::IeType::kEndUserAddress:
+        if (from == Leg::kGateway) a.add(Attribute::kV1EndUserAddress, 0, m.value(ie));
+        break;
+      case v1::IeType::kTeidDataI:
+        has_teid = true;
+        keep(ie);
+        break;
+      case v1::IeType::kChargingId:
+      case v1::IeType::kQosProfile: keep(ie); break;
+      case v1::IeType::kGsnAddress:
+        if (user_only || gsn_position % 2 == 1) keep(ie);
+        ++gsn_position;
+        break;
+      default: break;
+    }
+  }
+  // Without its TEID Data I an answer says nothing of the context's user
+  // plane: what the creation stored stays.
+  if (has_teid && nsapi <= 15) {
+    a.add(from == Leg::kAccess ? Attribute::kV1PdpFromAccess : Attribute::kV1PdpFromGateway, nsapi,
+          std::span<const uint8_t>(pdp.data(), pdp_size));
   }
   sink_.commit(a.size());
   return true;

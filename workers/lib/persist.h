@@ -20,6 +20,7 @@
 #include <span>
 #include <type_traits>
 
+#include "common/gtp/v1/message.h"
 #include "common/gtp/v2/message.h"
 #include "workers/lib/teid.h"
 #include "workers/lib/worker_shm.h"
@@ -44,6 +45,17 @@ enum class Attribute : uint8_t {
   kBearerFromAccess = 9,   // a Bearer Context (grouped IE value) the SGW sent
   kBearerFromGateway = 10, // one the PGW sent
   kBearerRemoved = 11,     // no octets: bearer `ebi` is gone
+  // GTPv1 (TS 29.060 §7.7), values as received. The IMSI, IMEI(SV) and RAT
+  // Type are encoded as in GTPv2 and use kImsi, kMei and kRatType.
+  kV1Msisdn = 12,
+  kV1Rai = 13,
+  kV1Uli = 14,
+  kV1EndUserAddress = 15,  // from the GGSN: the PDP address it allocated
+  // One PDP context (`ebi`: its NSAPI) as one side sent it: its TEID Data
+  // I, GSN Address for user traffic, QoS Profile and (the GGSN) Charging
+  // ID, as the v1 IEs themselves, in the order received.
+  kV1PdpFromAccess = 16,
+  kV1PdpFromGateway = 17,
 };
 
 struct ChangeHeader {
@@ -85,6 +97,10 @@ class ChangeWriter {
   // had no room.
   bool upsert(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
               const gtp::v2::Message* m, Leg from) noexcept;
+  // A GTPv1 session as it is now, with the attributes `m` (from `from`)
+  // carries; its PDP context attributes are NSAPI `nsapi`'s.
+  bool upsertV1(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
+                const gtp::v1::Message& m, Leg from, uint8_t nsapi) noexcept;
   // Bearers the session no longer has (bits of `ebis`).
   bool removeBearers(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
                      uint16_t ebis) noexcept;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/group/session_identity.h"
+#include "common/gtp/v1/patch.h"
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/patch.h"
@@ -113,6 +114,10 @@ void Proxy::handle(const Arrival& arrival, std::span<uint8_t> bytes) noexcept {
   now_wall_ns_ = arrival.wall_ns;
   rewriter_.reset();
   counters_.datagrams_received.add();
+  if (!bytes.empty() && (bytes[0] >> 5) == gtp::v1::kVersion) {
+    handleV1(arrival, bytes);
+    return;
+  }
   if (bytes.empty() || (bytes[0] >> 5) != kVersion) {
     counters_.messages_dropped.add();
     return;
@@ -1041,7 +1046,11 @@ void Proxy::cleanUpRestarts(uint64_t now_ns) noexcept {
     if (!gone) return true;
     if (notify_credit_ < 1) return false;  // this one waits for the next turn
     notify_credit_ -= 1;
-    sendDeleteBearer(s);
+    if (s.gtp_version == gtp::v1::kVersion) {
+      sendDeletePdpContext(s);
+    } else {
+      sendDeleteBearer(s);
+    }
     endSession(s);
     counters_.restart_sessions_removed.add();
     return true;
@@ -1069,15 +1078,17 @@ void Proxy::sendDeleteBearer(SessionShm& s) noexcept {
   }
 }
 
-void Proxy::sendOwnRequest(uint32_t sequence, MessageType type, Leg toward, uint8_t socket, const net::Address& to,
-                           uint32_t session_teid, std::span<const uint8_t> bytes) noexcept {
+void Proxy::sendOwnRequest(uint64_t response_key, uint32_t sequence, uint8_t message_type, uint8_t flags, Leg toward,
+                           uint8_t socket, const net::Address& to, uint32_t session_teid,
+                           std::span<const uint8_t> bytes) noexcept {
   send(socket, to, bytes);
   // Held like any request, so that the answer is recognised (and a second
   // copy of it too); the answer goes nowhere.
-  TransactionShm* t = transactions_.open(proxyNumbered(sequence), net::Address{}, sequence, now_ns_);
+  TransactionShm* t = transactions_.open(response_key, net::Address{}, sequence, now_ns_);
   if (t == nullptr) return;  // sent once, not followed
   t->toward = static_cast<uint8_t>(toward);
-  t->message_type = static_cast<uint8_t>(type);
+  t->message_type = message_type;
+  t->flags = flags;
   t->requester_socket = kProxyOrigin;
   t->destination_socket = socket;
   t->destination = to;
@@ -1160,12 +1171,24 @@ bool Proxy::failOver(TransactionShm& t, SessionShm& s) noexcept {
     address = gatewayAddress(*next);
     socket = settings_.sockets.gateway(address.family);
   }
-  const uint32_t sequence = allocateSequence(false);
-  if (!next || request.empty() || socket == group::kNoSocket || !transactions_.rekey(t, proxyNumbered(sequence))) {
+  const bool v1 = (t.flags & kGtpv1) != 0;
+  const uint32_t sequence = v1 ? allocateV1Sequence(Leg::kGateway) : allocateSequence(false);
+  const uint64_t key = v1 ? v1Numbered(static_cast<uint8_t>(Leg::kGateway), static_cast<uint16_t>(sequence))
+                          : proxyNumbered(sequence);
+  if (!next || request.empty() || socket == group::kNoSocket || !transactions_.rekey(t, key)) {
     counters_.creations_exhausted.add();
     counters_.sessions_rejected.add();
-    answer(t.requester_socket, t.requester, static_cast<uint8_t>(MessageType::kCreateSessionResponse), s.sgw.teid,
-           t.requester_sequence, failover.exhaustedCause(), 0, 0, &t);
+    if (v1) {
+      // TS 29.060 has no "remote peer not responding": System failure says
+      // the network, not the subscriber, failed.
+      const uint8_t cause =
+          failover.when_exhausted == config::Failover::WhenExhausted::kNoResourcesAvailable ? 199 : 204;
+      answerV1(t.requester_socket, t.requester, static_cast<uint8_t>(gtp::v1::MessageType::kCreatePdpContextResponse),
+               s.sgw.teid, static_cast<uint16_t>(t.requester_sequence), cause, &t);
+    } else {
+      answer(t.requester_socket, t.requester, static_cast<uint8_t>(MessageType::kCreateSessionResponse), s.sgw.teid,
+             t.requester_sequence, failover.exhaustedCause(), 0, 0, &t);
+    }
     endSession(s);
     counters_.sessions_active.set(sessions_.active());
     return false;
@@ -1181,8 +1204,12 @@ bool Proxy::failOver(TransactionShm& t, SessionShm& s) noexcept {
   std::span<uint8_t> bytes(resend_.data(), request.size());
   // A pool may mix IPv4 and IPv6 gateways: the proxy's sender F-TEID must
   // name it in the family of the gateway the request now goes to.
-  if (family_changes) bytes = senderFTeidIn(bytes, address.family);
-  patchSequenceNumber(bytes, sequence);
+  if (family_changes) bytes = v1 ? v1ControlAddressIn(bytes, address.family) : senderFTeidIn(bytes, address.family);
+  if (v1) {
+    gtp::v1::patchSequenceNumber(bytes, static_cast<uint16_t>(sequence));
+  } else {
+    patchSequenceNumber(bytes, sequence);
+  }
   // The copy kept is the one with the new number (a later failover starts from it).
   transactions_.keepRequest(t, bytes);
   counters_.creations_failed_over.add();
@@ -1268,7 +1295,10 @@ void Proxy::tick(uint64_t now_ns) noexcept {
   transactions_.sweep(now_ns - settings_.transaction_timeout_ns, budget, [&](TransactionShm& t) {
     if (t.state != kPending) return;  // answered: its time for retransmissions is over
     counters_.transactions_expired.add();
-    if (t.message_type != static_cast<uint8_t>(MessageType::kCreateSessionRequest)) return;
+    const bool creation = (t.flags & kGtpv1)
+                              ? t.message_type == static_cast<uint8_t>(gtp::v1::MessageType::kCreatePdpContextRequest)
+                              : t.message_type == static_cast<uint8_t>(MessageType::kCreateSessionRequest);
+    if (!creation) return;
     // The PGW never answered the creation: the SGW has given up too (its
     // N3 retransmissions fit in the same time), so the session goes.
     SessionShm* s = sessions_.find(t.session_teid);

@@ -1,13 +1,14 @@
-// The GTPv2-C S5/S8 procedures of a worker: session creation and deletion,
-// and relaying every other message of a known session with TEIDs, sequence
-// numbers and control-plane F-TEIDs translated (DESIGN.md, "Translation
-// rules").
+// The procedures of a worker: GTPv2-C on S5/S8 (session creation and
+// deletion, and relaying every other message of a known session with TEIDs,
+// sequence numbers and control-plane F-TEIDs translated; DESIGN.md,
+// "Translation rules") and GTPv1-C on Gn/Gp (PDP contexts, proxy_v1.cc).
 //
 // handle() takes one datagram from the forwarder, patches it in place and
 // hands the result to the Egress; it never blocks, throws or allocates.
 // Single-threaded: the worker's main loop is the only caller.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,6 +16,7 @@
 
 #include "common/config/routing.h"
 #include "common/group/socket_plan.h"
+#include "common/gtp/v1/message.h"
 #include "common/gtp/v2/message.h"
 #include "common/gtp/v2/rewrite.h"
 #include "common/net/address.h"
@@ -78,8 +80,55 @@ class Proxy {
   void setRestorer(Restorer* restorer) noexcept { restorer_ = restorer; }
 
   struct Context;  // the datagram being handled
+  struct V1Context;  // a GTPv1-C datagram being handled
 
  private:
+  // -- GTPv1-C on Gn/Gp (proxy_v1.cc). A session is a primary PDP context
+  // with its secondaries: one TEID-C pair, NSAPIs in SessionShm::ebis.
+  void handleV1(const Arrival& arrival, std::span<uint8_t> bytes) noexcept;
+  void handleV1Request(V1Context& c) noexcept;
+  void handleV1Response(V1Context& c) noexcept;
+  void createPdpContext(V1Context& c) noexcept;
+  void relayV1Request(V1Context& c, SessionShm& session, Leg from) noexcept;
+  // A GGSN's PDU Notification Request (TEID 0, the subscriber by IMSI): to
+  // the SGSN of the subscriber's contexts, under a session of its own.
+  void relayPduNotification(V1Context& c) noexcept;
+  // A notification's session (no NSAPI) is over.
+  void endNotification(SessionShm& session) noexcept;
+  void finishCreatePdpContext(V1Context& c, TransactionShm& t, SessionShm& session) noexcept;
+  void relayV1Response(V1Context& c, TransactionShm& t, SessionShm& session) noexcept;
+  void retransmittedV1(V1Context& c, TransactionShm& t) noexcept;
+  // persist() of a GTPv1 session with the attributes `m` carries (those of
+  // PDP context `nsapi`).
+  void persistV1(const SessionShm& session, const gtp::v1::Message& m, Leg from, uint8_t nsapi) noexcept;
+  // The TEID Control Plane and the control-plane GSN Addresses a peer on
+  // `from` put in the message, recorded as the session's and replaced by the
+  // proxy's on the other leg (in `out_family` when the proxy has none in the
+  // address's own). A cause when a GSN Address is malformed, else 0.
+  uint8_t translateV1Control(V1Context& c, SessionShm& session, Leg from, uint8_t out_family) noexcept;
+  // A rule's overrides on a Create PDP Context Request (APN, Charging
+  // Characteristics, Selection Mode, QoS cap).
+  void applyV1Overrides(V1Context& c, const config::Overrides& overrides) noexcept;
+  void restoreV1Apn(V1Context& c, const SessionShm& session) noexcept;
+  TransactionShm* openV1Transaction(const V1Context& c, uint64_t response_key, const SessionShm& session,
+                                    Leg toward, uint8_t destination_socket, const net::Address& destination) noexcept;
+  void rejectV1(V1Context& c, uint8_t cause) noexcept;
+  void answerV1(uint8_t socket, const net::Address& to, uint8_t response_type, uint32_t teid, uint16_t sequence,
+                uint8_t cause, TransactionShm* transaction = nullptr) noexcept;
+  // The proxy's next number toward `toward`: 16 bits, seq % W == index.
+  uint16_t allocateV1Sequence(Leg toward) noexcept;
+  // The message to send: patched in place, or written anew when an edit
+  // changed a length; Recovery IEs set to the group's value.
+  std::span<const uint8_t> outgoingV1(V1Context& c) noexcept;
+  void noteV1Recovery(uint16_t gateway, const gtp::v1::Message& m, uint64_t before_wall_ns) noexcept;
+  // A GGSN restarted: the SGSN is told to delete the contexts (Teardown).
+  void sendDeletePdpContext(SessionShm& session) noexcept;
+  // An accepted Create PDP Context Response for a creation sent elsewhere.
+  void deleteV1Orphan(V1Context& c) noexcept;
+  // failOver() of a v1 creation: the kept request, renumbered (and its
+  // control GSN Address in the new gateway's family), to the next gateway.
+  std::span<uint8_t> v1ControlAddressIn(std::span<uint8_t> request, uint8_t family) noexcept;
+
   void handleRequest(Context& c) noexcept;
   void handleResponse(Context& c) noexcept;
   void createSession(Context& c) noexcept;
@@ -171,7 +220,15 @@ class Proxy {
   // Sends `bytes`, the proxy's own request numbered `sequence`, and holds it
   // for its answer, sending it again every T3 until answered, N3 times.
   void sendOwnRequest(uint32_t sequence, gtp::v2::MessageType type, Leg toward, uint8_t socket,
-                      const net::Address& to, uint32_t session_teid, std::span<const uint8_t> bytes) noexcept;
+                      const net::Address& to, uint32_t session_teid, std::span<const uint8_t> bytes) noexcept {
+    sendOwnRequest(proxyNumbered(sequence), sequence, static_cast<uint8_t>(type), 0, toward, socket, to, session_teid,
+                   bytes);
+  }
+  // The same for any version: the request's response key, number, type and
+  // TransactionShm::flags (kGtpv1 for a GTPv1 request).
+  void sendOwnRequest(uint64_t response_key, uint32_t sequence, uint8_t message_type, uint8_t flags, Leg toward,
+                      uint8_t socket, const net::Address& to, uint32_t session_teid,
+                      std::span<const uint8_t> bytes) noexcept;
   void retransmitOwnRequests(uint64_t now_ns) noexcept;
   // An accepted Create Session Response matching no transaction: when its
   // session went elsewhere, the gateway is asked to delete what it made.
@@ -257,6 +314,25 @@ class Proxy {
   std::vector<uint8_t> resend_;  // a kept request, copied to be patched and sent elsewhere
   std::optional<gtp::v2::Rewriter> rewriter_;  // of the datagram being handled, when it needs one
   std::vector<uint8_t> rewritten_;             // what the Rewriter wrote
+
+  // GTPv1: the message being handled and the edits that change a length
+  // (an IE replaced, removed or added), applied by outgoingV1().
+  gtp::v1::Message v1_message_;
+  struct V1Edit {
+    enum class Kind : uint8_t { kReplace, kRemove, kInsert };
+    Kind kind = Kind::kReplace;
+    uint8_t type = 0;      // kInsert: the IE type added (before the first IE of a higher type)
+    uint16_t ie = 0;       // kReplace, kRemove: the IE's index in the message
+    uint16_t length = 0;
+    std::array<uint8_t, 104> value{};
+  };
+  static constexpr std::size_t kMaxV1Edits = 8;
+  std::array<V1Edit, kMaxV1Edits> v1_edits_{};
+  std::size_t v1_edit_count_ = 0;
+  bool addV1Edit(const V1Edit& edit) noexcept;
+  // PDU Notification sessions open (an estimate after a restart: 0), so
+  // that creations look for one only when there may be one.
+  uint32_t notifications_open_ = 0;
 };
 
 }  // namespace gtpcp::worker

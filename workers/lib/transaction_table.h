@@ -41,6 +41,18 @@ inline constexpr uint64_t commandNumbered(uint32_t proxy_teid, uint32_t sequence
   return (uint64_t{proxy_teid} << 32) | sequence;
 }
 
+// The response key of a GTPv1 request the proxy numbered toward `toward`:
+// v1 numbers are 16 bits, counted per leg (TS 29.060 §7.2), so the leg is
+// part of the key; the tag keeps them apart from GTPv2 keys (below 2^32 with
+// bit 23 clear for a proxy number, bit 23 set in the low word for a command).
+inline constexpr uint64_t v1Numbered(uint8_t toward, uint16_t sequence) noexcept {
+  return (uint64_t{0x7631} << 48) | (uint64_t{toward} << 16) | sequence;
+}
+// What a GTPv1 requester's sequence number is kept as: GTPv2 numbers are 24
+// bits, so a node speaking both from one address never has a v1 request
+// taken for a retransmission of a v2 one.
+inline constexpr uint32_t v1RequesterSequence(uint16_t sequence) noexcept { return 0x1000000u | sequence; }
+
 class TransactionTable {
  public:
   explicit TransactionTable(const TransactionMemory& memory) noexcept;

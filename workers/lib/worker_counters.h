@@ -70,7 +70,12 @@ namespace gtpcp::worker {
   X(sync_held, "worker.sync_held", "datagrams held until Redis acknowledged the changes before them (storage.persist: sync)") \
   X(sync_holding, "worker.sync_holding", "answers waiting now for Redis to acknowledge the changes before them (gauge)") \
   X(sync_overflow, "worker.sync_overflow", "datagrams dropped because too many were held for Redis (peers retransmit)") \
-  X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTPv2-C, unexpected)")
+  X(v1_datagrams_received, "worker.v1_datagrams_received", "GTPv1-C datagrams (Gn/Gp) taken from the rings") \
+  X(v1_error_indications, "worker.v1_error_indications", "GTPv1 Error Indications on the control port, dropped (user plane: not mapped)") \
+  X(v1_pdu_notifications, "worker.v1_pdu_notifications", "GGSN PDU Notification Requests relayed to the subscriber's SGSN") \
+  X(v1_gsn_address_invalid, "worker.v1_gsn_address_invalid", "GTPv1 requests refused for a GSN Address of a length other than 4 or 16") \
+  X(v1_qos_capped, "worker.v1_qos_capped", "Create PDP Context Requests whose QoS Profile maximum bit rates a rule capped") \
+  X(messages_dropped, "worker.messages_dropped", "messages dropped without an answer (not GTP-C, unexpected)")
 
 struct WorkerCounters {
   GTPCP_COUNTER_FIELDS(GTPCP_WORKER_COUNTERS)

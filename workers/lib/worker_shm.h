@@ -20,7 +20,7 @@
 
 namespace gtpcp::worker {
 
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5236;  // "WKR6"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5237;  // "WKR7"
 inline constexpr uint32_t kNoSlot = 0xffffffffu;
 
 // A peer's control-plane endpoint: its F-TEID.
@@ -64,8 +64,8 @@ inline constexpr std::size_t kCsidNodes = 3;
 struct SessionShm {
   uint8_t state;              // SessionState
   uint8_t generation;         // of this slot, in both of the session's TEIDs
-  uint8_t gtp_version;        // 2 (S5/S8)
-  uint8_t default_ebi;
+  uint8_t gtp_version;        // 2 (S5/S8) or 1 (Gn/Gp)
+  uint8_t default_ebi;        // v1: the primary PDP context's NSAPI
   uint32_t free_next;         // next free slot of the partition (rebuilt on attach)
   uint16_t pool;              // routing selection, for status and failover
   uint16_t gateway;
@@ -74,9 +74,9 @@ struct SessionShm {
   uint8_t imsi_length;
   uint8_t apn_length;         // of `apn`
   uint16_t rule;              // the routing rule that chose the pool (its overrides)
-  uint16_t ebis;              // bit n: EPS bearer n is up (the default one included)
-  Endpoint sgw;               // the SGW's S5/S8 GTP-C F-TEID
-  Endpoint pgw;               // the PGW's, once its Create Session Response arrived
+  uint16_t ebis;              // bit n: EPS bearer n is up (the default one included); v1: NSAPI n
+  Endpoint sgw;               // the SGW's S5/S8 GTP-C F-TEID; v1: the SGSN's TEID-C and address for signalling
+  Endpoint pgw;               // the PGW's, once its Create Session Response arrived; v1: the GGSN's
   net::Address gateway_address;  // the selected gateway (requests go there until pgw is known)
   char imsi[16];
   CsidShm csids[kCsidNodes];  // by CsidNode
@@ -103,6 +103,8 @@ inline constexpr uint8_t kDeletesPdnConnection = 0x01;
 // TransactionShm::flags: a request another worker answers (each worker gets a
 // copy of a Delete PDN Connection Set Request): a retransmission is ignored.
 inline constexpr uint8_t kAnsweredElsewhere = 0x02;
+// TransactionShm::flags: a GTPv1-C request (message_type is a TS 29.060 type).
+inline constexpr uint8_t kGtpv1 = 0x04;
 
 enum class TransactionState : uint8_t {
   kFree = 0,
@@ -118,8 +120,8 @@ struct TransactionShm {
   uint8_t requester_socket;    // forwarder socket the request arrived on; kProxyOrigin: the proxy's own
   uint8_t destination_socket;  // forwarder socket it was sent on
   uint8_t attempts;            // gateways tried (a creation that fails over)
-  uint8_t flags;               // kDeletesPdnConnection, kAnsweredElsewhere
-  uint8_t reserved;
+  uint8_t flags;               // kDeletesPdnConnection, kAnsweredElsewhere, kGtpv1
+  uint8_t nsapi;               // v1: the NSAPI a Create or Delete PDP Context Request names
   uint16_t tried[4];           // their indexes in the routing document
   uint32_t session_teid;       // the session's access-leg proxy TEID, 0 for none
   uint32_t requester_sequence;
@@ -183,7 +185,12 @@ struct WorkerShmHeader {
   // worker are reserved (kStored slots): from then on it may allocate. A
   // worker that dies while reading them reads them again.
   uint32_t stored_teids_loaded;
-  uint32_t reserved;
+  // Writer: the worker. GTPv1 sequence numbers are 16 bits: one counter per
+  // leg (by Leg), started at a random value when the segment is made, so a
+  // peer that remembers (peer, sequence number) pairs across a restart of
+  // the group (osmo-ggsn keeps them 60 s) does not take new requests for
+  // copies of old ones.
+  uint16_t v1_sequence_counter[2];
   alignas(64) WorkerCounters counters;
 };
 
