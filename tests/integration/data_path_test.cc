@@ -34,7 +34,7 @@ void expectClean(const testing::PeerResult& r) {
 // Polls the group until the forwarder has sent as many datagrams as it
 // received (the last answers may still be on their way out when the emulator
 // has exited) and returns that status.
-json settledStatus(TestGroup& g) {
+json forwarderSettledStatus(TestGroup& g) {
   json s;
   testing::waitUntil(
       [&] {
@@ -121,7 +121,7 @@ TEST_F(DataPathTest, AttachModifyDetachOverTwoPoolsDeletesEverySessionAndCounter
     EXPECT_EQ(r.summary.at("pgw").at(pgw).value("context_not_found", 1ull), 0u) << pgw;
   }
 
-  const json s = settledStatus(g);
+  const json s = forwarderSettledStatus(g);
   expectProxyBalanced(s, kSubscribers, 0, 4 * kSubscribers, r.value("/retransmissions"));
 }
 
@@ -175,7 +175,7 @@ TEST_F(DataPathTest, WeightsSplitTenThousandSessionsAndImsiPrefixAndApnRulesChoo
   }
   EXPECT_EQ(r.value("/split/other"), 0u);
 
-  const json s = settledStatus(g);
+  const json s = forwarderSettledStatus(g);
   expectProxyBalanced(s, kSubscribers, 0, 2 * kSubscribers, r.value("/retransmissions"));
 }
 
@@ -204,7 +204,7 @@ TEST_F(DataPathTest, CreationRejectedByPgwReachesSgwWithItsCauseAndLeavesNoSessi
   EXPECT_EQ(r.summary.at("pgw").at(ip(22)).at("requests").value("modify_bearer", 1ull), 0u)
       << "a rejected subscriber has no session to modify";
 
-  const json s = settledStatus(g);
+  const json s = forwarderSettledStatus(g);
   const uint64_t rejected_transactions = kSubscribers / 2;           // the creation only
   const uint64_t accepted_transactions = kSubscribers / 2 * 3;       // create, modify, delete
   expectProxyBalanced(s, kSubscribers / 2, kSubscribers / 2, rejected_transactions + accepted_transactions,
@@ -229,7 +229,7 @@ TEST_F(DataPathTest, TwoSgwsUsingTheSameSequenceNumbersTowardOnePgwEachGetTheirO
   EXPECT_EQ(r.summary.at("pgw").at(ip(21)).value("duplicates_answered", 1ull), 0u)
       << "the PGW took a request of one SGW for a retransmission of the other's";
 
-  const json s = settledStatus(g);
+  const json s = forwarderSettledStatus(g);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.responses_unmatched"), 0u) << s.dump(1);
   expectProxyBalanced(s, kSubscribers, 0, 4 * kSubscribers, r.value("/retransmissions"));
 }
@@ -256,7 +256,7 @@ TEST_F(DataPathTest, RequestsLostBeforeThePgwAreSentAgainWithoutDoubleSessions) 
   EXPECT_EQ(pgw.value("sessions_created", 0ull), kSubscribers) << "a retransmitted creation became a second session";
   EXPECT_EQ(pgw.value("sessions_replaced", 1ull), 0u);
 
-  const json s = settledStatus(g);
+  const json s = forwarderSettledStatus(g);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.requests_retransmitted"), r.value("/retransmissions")) << s.dump(1);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.sequence_reused"), 0u);
   expectProxyBalanced(s, kSubscribers, 0, 4 * kSubscribers, r.value("/retransmissions"));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,28 @@ inline bool udpPortTaken(const std::string& address, uint16_t port) {
   const bool taken = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno == EADDRINUSE;
   ::close(fd);
   return taken;
+}
+
+// The group's status once every session is gone and every worker has sent
+// on what it took (the last answers may still be on their way out when the
+// emulator exits; every datagram of such a run has exactly one answer or
+// relay).
+inline nlohmann::json settledStatus(testing::TestGroup& g) {
+  using namespace std::chrono_literals;
+  nlohmann::json s;
+  testing::waitUntil(
+      [&] {
+        s = g.status();
+        const uint64_t in = testing::TestGroup::workerSum(s, "worker.datagrams_received");
+        return s.value("sessions", 1ull) == 0 && in == testing::TestGroup::workerSum(s, "worker.datagrams_sent") &&
+               in == s.at("counters").value("forwarder.datagrams_sent", 0ull);
+      },
+      5s, 20ms);
+  return s;
+}
+
+inline uint64_t workers(const nlohmann::json& s, const std::string& counter) {
+  return testing::TestGroup::workerSum(s, counter);
 }
 
 class DataPathTest : public ::testing::Test {

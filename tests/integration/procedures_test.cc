@@ -60,25 +60,6 @@ void expectLifecycle(const testing::PeerResult& r, uint64_t subscribers) {
   EXPECT_EQ(r.value("/transactions/modify_bearer/completed"), subscribers);
 }
 
-// The group's status once every session is gone and every worker has sent
-// on what it took (the last answers may still be on their way out when the
-// emulator exits; every datagram of these runs has exactly one answer or
-// relay).
-json settledStatus(TestGroup& g) {
-  json s;
-  testing::waitUntil(
-      [&] {
-        s = g.status();
-        const uint64_t in = TestGroup::workerSum(s, "worker.datagrams_received");
-        return s.value("sessions", 1ull) == 0 && in == TestGroup::workerSum(s, "worker.datagrams_sent") &&
-               in == s.at("counters").value("forwarder.datagrams_sent", 0ull);
-      },
-      5s, 20ms);
-  return s;
-}
-
-uint64_t workers(const json& s, const std::string& counter) { return TestGroup::workerSum(s, counter); }
-
 // The proxy after a run in which every session it made was deleted, no
 // transaction expired and no response went unmatched.
 void expectProxySettled(const json& s, uint64_t sessions) {

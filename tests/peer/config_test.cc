@@ -2,7 +2,7 @@
 // address families: nodes and the proxy of either family, one proxy address
 // per family, and each node paired with the proxy's address of its own; and
 // the procedures beyond attach, modify and detach, with what each needs;
-// a failover's addresses.
+// a failover's addresses; GTPv1's nodes and options.
 #include "tools/peer/config.h"
 
 #include <gtest/gtest.h>
@@ -40,9 +40,9 @@ std::string problems(const PeerOptions& o, RunConfig& c) {
 TEST(Config, Ipv6OnBothSides) {
   RunConfig c;
   ASSERT_EQ(problems(ipv6Options(), c), "");
-  ASSERT_EQ(c.sgw_binds.size(), 2u);
-  EXPECT_EQ(c.sgw_binds[0], (Endpoint{address("fd00:77::11"), kGtpcPort}));
-  EXPECT_EQ(c.pgw_binds[0], (Endpoint{address("fd00:77::21"), kGtpcPort}));
+  ASSERT_EQ(c.access_binds.size(), 2u);
+  EXPECT_EQ(c.access_binds[0], (Endpoint{address("fd00:77::11"), kGtpcPort}));
+  EXPECT_EQ(c.gateway_binds[0], (Endpoint{address("fd00:77::21"), kGtpcPort}));
   ASSERT_EQ(c.sgw.nodes.size(), 2u);
   for (const auto& n : c.sgw.nodes)
     EXPECT_EQ(n.proxy, (Endpoint{address("fd00:77::1"), kGtpcPort}));
@@ -235,6 +235,104 @@ TEST(Config, EveryFailoverProblemIsNamed) {
   EXPECT_NE(with({"127.77.7.2:2124"}).find("no port"), std::string::npos);
   EXPECT_NE(with({}, 1).find("--failover-after: needs --failover-to"), std::string::npos);
   EXPECT_NE(with({"127.77.7.2"}, 8 * 86400).find("at most a week"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gtpcp::peer
+
+namespace gtpcp::peer {
+namespace {
+
+// GTPv1: SGSNs and GGSNs with the options of their own, and nothing of the
+// other version beside them.
+TEST(Config, GtpV1NodesAndTheirOptions) {
+  PeerOptions o;
+  o.proxy = {"127.0.0.1"};
+  o.proxy_gateway = {"127.0.0.2"};
+  o.sgsn = {"127.0.0.11", "127.0.0.12"};
+  o.ggsn = {"127.0.0.21"};
+  o.secondary = 2;
+  o.network_initiated = 0.25;
+  o.ggsn_cause = {"127.0.0.21=199"};
+  o.ggsn_drop = {"127.0.0.21=0.1"};
+  o.expect_cause = {210};
+  o.modify = 3;
+  RunConfig c;
+  ASSERT_EQ(problems(o, c), "");
+  EXPECT_EQ(c.version, 1);
+  EXPECT_TRUE(c.sgsn_role && c.ggsn_role);
+  EXPECT_FALSE(c.sgw_role || c.pgw_role);
+  ASSERT_EQ(c.access_binds.size(), 2u);
+  EXPECT_EQ(c.access_binds[1], (Endpoint{address("127.0.0.12"), kGtpcPort}));
+  ASSERT_EQ(c.sgsn.nodes.size(), 2u);
+  EXPECT_EQ(c.sgsn.nodes[1].socket, 1u);
+  EXPECT_EQ(c.sgsn.nodes[0].proxy, (Endpoint{address("127.0.0.1"), kGtpcPort}));
+  EXPECT_EQ(c.sgsn.secondaries, 2u);
+  EXPECT_EQ(c.sgsn.modifies, 3u);
+  EXPECT_TRUE(c.sgsn.expected_rejections.test(199));
+  EXPECT_TRUE(c.sgsn.expected_rejections.test(210));
+  EXPECT_LE(c.sgsn.sequence_seed, 0xffffu);
+  ASSERT_EQ(c.ggsn.nodes.size(), 1u);
+  EXPECT_EQ(c.ggsn.nodes[0].socket, 2u);
+  EXPECT_EQ(c.ggsn.nodes[0].proxy_gateway, address("127.0.0.2"));
+  EXPECT_EQ(c.ggsn.nodes[0].reject_cause, 199);
+  EXPECT_EQ(c.ggsn.nodes[0].drop, 0.1);
+  EXPECT_EQ(c.ggsn.secondaries, 2u);
+  EXPECT_EQ(c.ggsn.modifies, 3u);
+  EXPECT_EQ(c.ggsn.network_initiated, 0.25);
+  EXPECT_LE(c.ggsn.sequence_seed, 0xffffu);
+
+  auto expectProblem = [](PeerOptions bad, const std::string& text) {
+    RunConfig ignored;
+    const std::string found = problems(bad, ignored);
+    EXPECT_NE(found.find(text), std::string::npos) << "expected '" << text << "' in:\n" << found;
+  };
+  PeerOptions mixed = o;
+  mixed.pgw = {"127.0.0.31"};
+  expectProblem(mixed, "--sgsn/--ggsn: a run has GTPv2 nodes");
+  PeerOptions bad = o;
+  bad.ggsn_cause = {"127.0.0.21=73"};
+  expectProblem(bad, "--ggsn-cause: cause 73 is not a rejection (192..255)");
+  bad = o;
+  bad.expect_cause = {64};
+  expectProblem(bad, "--expect-cause: 64 is not a rejection cause (192..255)");
+  bad = o;
+  bad.ggsn_drop = {"127.0.0.22=0.1"};
+  expectProblem(bad, "--ggsn-drop: 127.0.0.22 is not a --ggsn address");
+  bad = o;
+  bad.secondary = 11;
+  expectProblem(bad, "--secondary: at most 10");
+  bad = o;
+  bad.network_initiated = 1.5;
+  expectProblem(bad, "--network-initiated: a fraction");
+  bad = o;
+  bad.commands = true;
+  expectProblem(bad, "--commands: GTPv2 runs only");
+  bad = o;
+  bad.pgw_drop = {"127.0.0.21=0.1"};
+  expectProblem(bad, "--pgw-drop: GTPv2 runs only");
+  bad = o;
+  bad.failover_to = {"127.0.0.3"};
+  expectProblem(bad, "--failover-to: GTPv2 runs only");
+  bad = o;
+  bad.proxy.clear();
+  bad.proxy_gateway.clear();
+  expectProblem(bad, "--proxy: required with --sgsn");
+  bad = o;
+  bad.mode = "modify-only";
+  expectProblem(bad, "--secondary: --mode lifecycle only");
+  bad.secondary = 0;
+  ASSERT_EQ(problems(bad, c), "");
+  EXPECT_FALSE(c.ggsn.network_deletes);  // the GGSN deletes in lifecycle only
+
+  PeerOptions v2;
+  v2.proxy = {"127.0.0.1"};
+  v2.sgw = {"127.0.0.11"};
+  v2.secondary = 1;
+  v2.ggsn_delay_ms = {"127.0.0.21=5"};
+  const std::string found = problems(v2, c);
+  EXPECT_NE(found.find("--secondary: GTPv1 runs only"), std::string::npos) << found;
+  EXPECT_NE(found.find("--ggsn-delay-ms: GTPv1 runs only"), std::string::npos) << found;
 }
 
 }  // namespace

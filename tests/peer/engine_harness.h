@@ -61,6 +61,27 @@ class FakeOutbox : public Outbox {
   std::array<uint8_t, 2048> buf_{};
 };
 
+// Delivers everything `out` holds, and what that causes, with
+// `deliver(sent)`.
+template <class Deliver>
+void pumpAll(FakeOutbox& out, Deliver&& deliver) {
+  while (!out.sent.empty()) {
+    Sent d = std::move(out.sent.front());
+    out.sent.pop_front();
+    deliver(d);
+  }
+}
+
+// The gateway side of a harness: behind a relay, for `subscribers` with the
+// access side's timers.
+inline void relayGateway(GatewayConfig& g, const AccessConfig& a, uint32_t subscribers) {
+  g.relay = true;
+  g.ids = a.ids;
+  g.capacity = subscribers * 2 + 16;
+  g.t3_ns = a.t3_ns;
+  g.n3 = a.n3;
+}
+
 inline Identities ids(uint32_t count) {
   Identities i;
   i.imsi_start = 1010000000001;
@@ -108,11 +129,7 @@ class Harness {
     n.socket = sgws;
     n.reject_cause = reject;
     p.nodes.push_back(n);
-    p.relay = true;  // the network is a relay
-    p.ids = ids(subscribers);
-    p.capacity = subscribers * 2 + 16;
-    p.t3_ns = s.t3_ns;
-    p.n3 = s.n3;
+    relayGateway(p, s, subscribers);  // the network is a relay
     if (pgw_tweak) pgw_tweak(p);
     sgw = std::make_unique<SgwEngine>(s, out, sgw_stats, mismatches, malformed);
     pgw = std::make_unique<PgwEngine>(p, out, pgw_stats, mismatches, malformed);
@@ -120,11 +137,7 @@ class Harness {
 
   // Delivers everything in flight (and what it causes) at `now`.
   void pump(int64_t now) {
-    while (!out.sent.empty()) {
-      Sent d = std::move(out.sent.front());
-      out.sent.pop_front();
-      deliver(d, now);
-    }
+    pumpAll(out, [&](const Sent& d) { deliver(d, now); });
   }
   void deliver(const Sent& d, int64_t now) {
     if (d.socket < sgw_nodes_) {

@@ -25,7 +25,7 @@ uint32_t sequenceOf(const std::vector<uint8_t>& bytes) {
 
 TEST(Engines, LifecycleThroughARelayCompletesWithoutMismatch) {
   Harness h(20, 2, /*sgw_relay_mode=*/true);
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   int64_t now = 0;
   for (int turn = 0; turn < 1000 && !h.sgw->phaseExhausted(); ++turn) {
     h.sgw->issue(3, now);
@@ -55,7 +55,7 @@ TEST(Engines, LifecycleThroughARelayCompletesWithoutMismatch) {
 
 TEST(Engines, RetransmitsTheSameBytesAndCompletes) {
   Harness h(1, 1, true);
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   ASSERT_EQ(h.sgw->issue(1, 0), 1u);
   ASSERT_EQ(h.out.sent.size(), 1u);
   const std::vector<uint8_t> first = h.out.sent.front().bytes;
@@ -75,7 +75,7 @@ TEST(Engines, RetransmitsTheSameBytesAndCompletes) {
 
 TEST(Engines, TimesOutAfterN3RetransmissionsAndAbandons) {
   Harness h(1, 1, true);
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, 0);
   for (int64_t t = 100; t <= 300; t += 100) {
     h.out.sent.clear();
@@ -87,12 +87,12 @@ TEST(Engines, TimesOutAfterN3RetransmissionsAndAbandons) {
   EXPECT_TRUE(h.sgw->phaseExhausted());  // the only subscriber is abandoned
   // A late answer is recognised as such, not as a mismatch.
   h.out.sent.clear();
-  h.sgw->setPhase(SgwPhase::kIdle, false);
+  h.sgw->setPhase(AccessPhase::kIdle, false);
 }
 
 TEST(Engines, PgwAnswersADuplicateFromItsCache) {
   Harness h(1, 1, true);
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, 0);
   const Sent request = h.out.sent.front();
   h.out.sent.clear();
@@ -110,7 +110,7 @@ TEST(Engines, PgwAnswersADuplicateFromItsCache) {
 
 TEST(Engines, ConfiguredRejectionIsExpected) {
   Harness h(5, 1, true, /*reject=*/73);
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   int64_t now = 0;
   for (int turn = 0; turn < 100 && !h.sgw->phaseExhausted(); ++turn) {
     h.sgw->issue(1, now);
@@ -126,7 +126,7 @@ TEST(Engines, ConfiguredRejectionIsExpected) {
 
 TEST(Engines, SameSequenceGivesEveryNodeTheSameNumbers) {
   Harness h(4, 2, true, 0, /*same_sequence=*/true);
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(4, 0);
   ASSERT_EQ(h.out.sent.size(), 4u);
   EXPECT_EQ(h.out.sent[0].socket, 0u);
@@ -139,7 +139,7 @@ TEST(Engines, SameSequenceGivesEveryNodeTheSameNumbers) {
 TEST(Engines, ProxyChecksFailWhenNothingRewritesTheFteids) {
   // The SGW expects a proxy, but the network is a bare relay.
   Harness h(2, 1, /*sgw_relay_mode=*/false);
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, 0);
   h.pump(0);
   EXPECT_GT(h.mismatches[Mismatch::kSgwPgwFteidNotProxy], 0u);
@@ -147,7 +147,7 @@ TEST(Engines, ProxyChecksFailWhenNothingRewritesTheFteids) {
 
 TEST(Engines, ModifyOnlyPhases) {
   Harness h(6, 2, true);
-  h.sgw->setPhase(SgwPhase::kAttach, false);
+  h.sgw->setPhase(AccessPhase::kAttach, false);
   int64_t now = 0;
   while (!h.sgw->phaseExhausted()) {
     h.sgw->issue(1, now);
@@ -155,7 +155,7 @@ TEST(Engines, ModifyOnlyPhases) {
     now += kMs;
   }
   EXPECT_EQ(h.sgw->sessionsUp(), 6u);
-  h.sgw->setPhase(SgwPhase::kModify, true);
+  h.sgw->setPhase(AccessPhase::kModify, true);
   for (int i = 0; i < 30; ++i) {
     h.sgw->issue(1, now);
     h.pump(now);
@@ -164,7 +164,7 @@ TEST(Engines, ModifyOnlyPhases) {
   EXPECT_EQ(h.sgw_stats.completed[1], 30u);
   EXPECT_EQ(h.sgw_stats.latency[0].count(), 0u);  // attach not measured
   EXPECT_EQ(h.sgw_stats.latency[1].count(), 30u);
-  h.sgw->setPhase(SgwPhase::kDetach, false);
+  h.sgw->setPhase(AccessPhase::kDetach, false);
   while (!h.sgw->phaseExhausted()) {
     h.sgw->issue(1, now);
     h.pump(now);

@@ -116,7 +116,7 @@ class SgwFailover : public ::testing::Test {
 };
 
 TEST_F(SgwFailover, RequestsMoveWithTheirSessionsAndSequenceNumbers) {
-  sgw_->setPhase(SgwPhase::kAttach, false);
+  sgw_->setPhase(AccessPhase::kAttach, false);
   // Subscriber 0 through A; subscriber 1 given a control F-TEID elsewhere
   // (a mismatch, but its requests go there, so they move too).
   auto csr0 = next();
@@ -134,7 +134,7 @@ TEST_F(SgwFailover, RequestsMoveWithTheirSessionsAndSequenceNumbers) {
   EXPECT_EQ(mismatches_.total, 1u);
   EXPECT_EQ(sgw_->sessionsUp(), 3u);
 
-  sgw_->setPhase(SgwPhase::kModify, false);
+  sgw_->setPhase(AccessPhase::kModify, false);
   for (uint32_t i = 0; i < 3; ++i) {
     auto mbr = next();
     EXPECT_EQ(mbr.to, (Endpoint{kNew, kGtpcPort})) << "subscriber " << i;
@@ -150,7 +150,7 @@ TEST_F(SgwFailover, RequestsMoveWithTheirSessionsAndSequenceNumbers) {
 }
 
 TEST_F(SgwFailover, ARepeatFromTheNewInstanceIsARepeat) {
-  sgw_->setPhase(SgwPhase::kAttach, false);
+  sgw_->setPhase(AccessPhase::kAttach, false);
   acceptCreation(next(), kOld, 0);
   const auto request = testing::deleteBearerRequest(sgw_->sgwTeid(0), 0x4242);
   sgw_->onDatagram(0, Endpoint{kOld, kGtpcPort}, request, now_);

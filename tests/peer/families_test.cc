@@ -44,7 +44,7 @@ FTeidFamilies fteidFamilies(const std::vector<uint8_t>& bytes) {
 // Runs the lifecycle of every subscriber of `h`, calling `look` on each
 // datagram before it is delivered.
 void runLifecycle(Harness& h, const std::function<void(const Sent&)>& look) {
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   int64_t now = 0;
   for (int turn = 0; turn < 1000 && !h.sgw->phaseExhausted(); ++turn) {
     h.sgw->issue(3, now);
@@ -159,12 +159,12 @@ TEST_F(Ipv6SgwBehindAProxy, LaterRequestsGoToTheProxysIpv6Address) {
   Harness h(
       1, 1, /*sgw_relay_mode=*/false, 0, false, [](SgwConfig& c) { c.allow_non_loopback = true; },
       at);
-  h.sgw->setPhase(SgwPhase::kAttach, false);
+  h.sgw->setPhase(AccessPhase::kAttach, false);
   attach(h, ula(1), 0x5001);
   EXPECT_EQ(h.sgw->sessionsUp(), 1u);
   EXPECT_EQ(h.mismatches.total, 0u);
 
-  h.sgw->setPhase(SgwPhase::kModify, true);
+  h.sgw->setPhase(AccessPhase::kModify, true);
   h.sgw->issue(1, now_);
   const auto m = takeRequest(h, MessageType::kModifyBearerRequest);
   EXPECT_EQ(m.header().teid, 0x5001u);
@@ -175,13 +175,13 @@ TEST_F(Ipv6SgwBehindAProxy, TheProxysAddressOfTheOtherFamilyIsAMismatchAndEndsTh
   const Addresses at{ula(1), ula(11), ula(2), ula(21)};
   Harness h(
       1, 1, false, 0, false, [](SgwConfig& c) { c.allow_non_loopback = true; }, at);
-  h.sgw->setPhase(SgwPhase::kAttach, false);
+  h.sgw->setPhase(AccessPhase::kAttach, false);
   attach(h, IpAddress(testing::kProxy), 0x5001);  // 127.0.0.1: no way there from an IPv6 node
   EXPECT_EQ(h.mismatches[Mismatch::kSgwPgwFteidNotProxy], 1u);
   EXPECT_EQ(h.mismatches.total, 1u);
   EXPECT_EQ(h.sgw_stats.sessions_created, 1u);
   EXPECT_EQ(h.sgw->sessionsUp(), 0u);
-  h.sgw->setPhase(SgwPhase::kModify, true);
+  h.sgw->setPhase(AccessPhase::kModify, true);
   h.sgw->issue(1, now_);
   EXPECT_TRUE(h.out.sent.empty());
 }
@@ -192,12 +192,12 @@ TEST_F(Ipv6SgwBehindAProxy, NoRequestLeavesForANonLoopbackAddressUnlessAllowed) 
   const Addresses at{loopback, ula(11), ula(2), ula(21)};
   Harness h(1, 1, false, 0, false, {}, at);
   proxy_ = Endpoint{loopback, kGtpcPort};
-  h.sgw->setPhase(SgwPhase::kAttach, false);
+  h.sgw->setPhase(AccessPhase::kAttach, false);
   attach(h, ula(1), 0x5001);
   EXPECT_EQ(h.mismatches[Mismatch::kSgwPgwFteidNotProxy], 1u);
   EXPECT_EQ(h.mismatches[Mismatch::kSgwUnsafeDestination], 1u);
   EXPECT_EQ(h.sgw->sessionsUp(), 0u);
-  h.sgw->setPhase(SgwPhase::kModify, true);
+  h.sgw->setPhase(AccessPhase::kModify, true);
   h.sgw->issue(1, now_);
   EXPECT_TRUE(h.out.sent.empty());
 }

@@ -5,14 +5,11 @@
 // so in its Echo Responses; and an SGW-only process answers the Delete
 // Bearer Requests a proxy sends it (the test plays the proxy), with answers
 // that tshark decodes without a warning.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,9 +19,9 @@
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
 #include "common/gtp/v2/validate.h"
-#include "tests/gtp/tshark/pcap_writer.h"
 #include "tests/peer/peer_fixture.h"
 #include "tests/peer/proxy_messages.h"
+#include "tests/peer/tshark_view.h"
 #include "tools/peer/messages.h"
 #include "tools/peer/udp.h"
 
@@ -38,6 +35,8 @@ using testing::deleteBearerRequest;
 using testing::proxiedCreateSessionResponse;
 using testing::kPeer;
 using testing::PeerIntegration;
+using testing::tsharkView;
+using testing::TsharkView;
 using testing::UdpClient;
 
 TEST_F(PeerIntegration, HoldKeepsSessionsUpAndExitsWithoutDetaching) {
@@ -136,40 +135,6 @@ DeleteBearerAnswer readAnswer(const std::vector<uint8_t>& bytes) {
   if (auto e = gtp::v2::readFirst<gtp::v2::Ebi>(m, 0)) a.lbi = e->value;
   EXPECT_EQ(m.find(gtp::v2::IeType::kBearerContext), nullptr);
   return a;
-}
-
-// What tshark flags in `frames` (malformed, expert warnings or errors), and
-// the message types it decodes; empty strings when it fails to run.
-struct TsharkView {
-  std::string flagged;
-  std::string types;
-};
-
-std::string runCommand(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen(("timeout -k 5 60 " + command).c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
-  return out;
-}
-
-TsharkView tsharkView(const std::vector<std::vector<uint8_t>>& frames, const std::string& pcap,
-                      const std::string& log) {
-  gtp::testing::PcapWriter w;
-  for (const auto& f : frames) w.addUdp(f);
-  EXPECT_TRUE(w.write(pcap));
-  const std::string tshark = "/usr/bin/tshark -n -r '" + pcap + "' ";
-  TsharkView v;
-  // Warning = 6291456, Error = 8388608 (see tests/gtp/tshark/tshark_test.cc).
-  v.flagged = runCommand(tshark +
-                         "-Y '_ws.malformed || _ws.expert.severity >= 6291456' -T fields "
-                         "-e frame.number -e _ws.expert.message 2>>'" + log + "'");
-  v.types = runCommand(tshark + "-T fields -e gtpv2.message_type 2>>'" + log + "'");
-  return v;
 }
 
 TEST_F(PeerIntegration, SgwOnlyAnswersTheProxysDeleteBearerRequests) {

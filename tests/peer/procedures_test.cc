@@ -81,7 +81,7 @@ class Procedures : public ::testing::Test {
   }
   // A lifecycle run to its end: every subscriber its cycles.
   void runLifecycle(Harness& h) {
-    h.sgw->setPhase(SgwPhase::kLifecycle, true);
+    h.sgw->setPhase(AccessPhase::kLifecycle, true);
     for (int turn = 0; turn < 5000 && !h.sgw->phaseExhausted(); ++turn) {
       h.sgw->issue(2, now_);
       pump(h);
@@ -199,7 +199,7 @@ TEST_F(Procedures, ThePiggybackedCreateBearerRequestRidesOnTheCreateSessionRespo
 
 TEST_F(Procedures, TheSgwDetachesOnlyOnceTheNetworkDeletedTheDedicatedBearer) {
   Harness h(1, 1, true, 0, false, sgwWith(true, false, 0), {}, pgwWith(true, false));
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   ASSERT_EQ(h.sgw->issue(1, now_), 1u);
   // Everything but the Delete Bearer Request goes through.
   std::vector<Sent> held;
@@ -261,7 +261,7 @@ TEST_F(Procedures, CommandsComeBackAsATriggeredRequestThenAFailureIndicationWith
 
 TEST_F(Procedures, ATriggeredRequestNumberedLikeNoCommandIsAMismatch) {
   Harness h(1, 1, true, 0, false, sgwWith(false, true, 0), {}, pgwWith(false, true));
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, now_);
   h.pump(now_);  // attached
   ASSERT_EQ(h.sgw->issue(1, now_), 1u);
@@ -300,7 +300,7 @@ TEST_F(Procedures, ATriggeredRequestNumberedLikeNoCommandIsAMismatch) {
 
 TEST_F(Procedures, AFailureIndicationForTheFirstCommandIsAMismatch) {
   Harness h(1, 1, true, 0, false, sgwWith(false, true, 0), {}, pgwWith(false, true));
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, now_);
   h.pump(now_);
   ASSERT_EQ(h.sgw->issue(1, now_), 1u);
@@ -324,7 +324,7 @@ TEST_F(Procedures, ProbesGoToTeidsNobodyGaveAndWantContextNotFoundWithTeidZero) 
     };
   };
   Harness h(3, 1, true, 0, false, probes(42));
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   EXPECT_EQ(h.sgw->issue(5, now_), 3u) << "one at a time per subscriber";
   std::vector<Sent> first(h.out.sent.begin(), h.out.sent.end());
   h.out.sent.clear();
@@ -340,7 +340,7 @@ TEST_F(Procedures, ProbesGoToTeidsNobodyGaveAndWantContextNotFoundWithTeidZero) 
   EXPECT_EQ(teids.size(), 3u);
   // The same seed probes the same TEIDs.
   Harness again(3, 1, true, 0, false, probes(42));
-  again.sgw->setPhase(SgwPhase::kLifecycle, true);
+  again.sgw->setPhase(AccessPhase::kLifecycle, true);
   again.sgw->issue(3, now_);
   for (std::size_t i = 0; i < first.size(); ++i)
     EXPECT_EQ(headOf(again.out.sent[i].bytes).teid, headOf(first[i].bytes).teid);
@@ -371,7 +371,7 @@ TEST_F(Procedures, ProbesGoToTeidsNobodyGaveAndWantContextNotFoundWithTeidZero) 
 
 TEST_F(Procedures, APgwRetransmitsItsRequestAfterT3AndCountsATimeoutAfterN3) {
   Harness h(1, 1, true, 0, false, sgwWith(true, false), {}, pgwWith(true, false));
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, now_);
   h.deliver(h.out.sent.front(), now_);  // the Create Session Request
   h.out.sent.pop_front();
@@ -398,7 +398,7 @@ TEST_F(Procedures, APgwRetransmitsItsRequestAfterT3AndCountsATimeoutAfterN3) {
 
 TEST_F(Procedures, APgwChecksTheAnswersToItsRequests) {
   Harness h(1, 1, true, 0, false, sgwWith(true, false), {}, pgwWith(true, false));
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, now_);
   h.deliver(h.out.sent.front(), now_);
   h.out.sent.pop_front();
@@ -429,7 +429,7 @@ TEST_F(Procedures, APgwChecksTheAnswersToItsRequests) {
 
 TEST_F(Procedures, AnSgwChecksTheCreateBearerRequestAndAnswersARepeatOnce) {
   Harness h(2, 1, true, 0, false, sgwWith(true, false));
-  h.sgw->setPhase(SgwPhase::kAttach, false);
+  h.sgw->setPhase(AccessPhase::kAttach, false);
   while (!h.sgw->phaseExhausted()) {
     h.sgw->issue(1, now_);
     h.pump(now_);
@@ -475,7 +475,7 @@ TEST_F(Procedures, AnSgwChecksTheCreateBearerRequestAndAnswersARepeatOnce) {
 
 TEST_F(Procedures, WithoutTheOptionsTheNewMessagesAreUnexpected) {
   Harness h(1, 1, true);
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, now_);
   h.pump(now_);
   std::array<uint8_t, kMaxBuiltMessage> buf{};

@@ -50,7 +50,7 @@ class SgwDeleteBearer : public ::testing::Test {
   // Attaches every subscriber of `h` and learns, for each, the control TEID
   // the PGW gave it (what the SGW's later requests carry in their header).
   void attachAll(Harness& h) {
-    h.sgw->setPhase(SgwPhase::kAttach, false);
+    h.sgw->setPhase(AccessPhase::kAttach, false);
     while (!h.sgw->phaseExhausted()) {
       h.sgw->issue(1, now_);
       while (!h.out.sent.empty()) {
@@ -65,7 +65,7 @@ class SgwDeleteBearer : public ::testing::Test {
       }
       now_ += kMs;
     }
-    h.sgw->setPhase(SgwPhase::kIdle, false);
+    h.sgw->setPhase(AccessPhase::kIdle, false);
     ASSERT_EQ(h.sgw->sessionsUp(), h.sgw_stats.sessions_created);
   }
   // Feeds `request` to SGW node `node` and returns its single answer.
@@ -110,7 +110,7 @@ TEST_F(SgwDeleteBearer, AcceptsAndDetachesAnAttachedSubscriber) {
   EXPECT_EQ(h.mismatches.total, 0u);
 
   // Modify-only no longer modifies it; the others still are.
-  h.sgw->setPhase(SgwPhase::kModify, true);
+  h.sgw->setPhase(AccessPhase::kModify, true);
   for (int i = 0; i < 10; ++i) {
     h.sgw->issue(1, now_);
     for (const auto& d : h.out.sent) {
@@ -128,7 +128,7 @@ TEST_F(SgwDeleteBearer, AcceptsAndDetachesAnAttachedSubscriber) {
 
 TEST_F(SgwDeleteBearer, LifecycleAttachesAgainAfterward) {
   Harness h(1, 1, true, 0, false, [](SgwConfig& c) { c.cycles = 2; });
-  h.sgw->setPhase(SgwPhase::kLifecycle, true);
+  h.sgw->setPhase(AccessPhase::kLifecycle, true);
   h.sgw->issue(1, now_);
   h.pump(now_);
   ASSERT_EQ(h.sgw->sessionsUp(), 1u);
@@ -237,7 +237,7 @@ TEST_F(SgwDeleteBearer, CancelsAModifyInFlightWhoseLateAnswerIsNotAMismatch) {
   Harness h(1, 1, true);
   attachAll(h);
   const uint32_t peer = peerTeid(h, 0);
-  h.sgw->setPhase(SgwPhase::kModify, true);
+  h.sgw->setPhase(AccessPhase::kModify, true);
   ASSERT_EQ(h.sgw->issue(1, now_), 1u);
   ASSERT_EQ(h.out.sent.size(), 1u);
   const testing::Sent modify = h.out.sent.front();  // held in the network
@@ -271,7 +271,7 @@ TEST_F(SgwDeleteBearer, CancelsAModifyInFlightWhoseLateAnswerIsNotAMismatch) {
 TEST_F(SgwDeleteBearer, CancelsADeleteSessionInFlight) {
   Harness h(1, 1, true);
   attachAll(h);
-  h.sgw->setPhase(SgwPhase::kDetach, false);
+  h.sgw->setPhase(AccessPhase::kDetach, false);
   ASSERT_EQ(h.sgw->issue(1, now_), 1u);
   const testing::Sent detach = h.out.sent.front();
   h.out.sent.clear();

@@ -37,6 +37,10 @@ emulation) in modify-only mode, and prints:
     millisecond from the launch, --start-runs launches per series (median,
     min, max). --only-start runs this phase alone.
 
+  * --v1 (alone): GTPv1-C (Gn/Gp), the same load through gtpcp and through
+    osmo-gtphub, their transactions per second and CPU per transaction
+    (bench_v1.py).
+
 Then the codec micro-benchmarks. The emulator runs on the same cores as the
 proxy, so the highest rate is the machine's, not the proxy's alone; CPU per
 transaction is the figure that compares across machines.
@@ -56,6 +60,8 @@ import tempfile
 import threading
 import time
 
+import bench_v1
+from bench_common import cpu_ns, log, terminate
 import start_probe as sp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,33 +71,6 @@ PROXY = "127.201.0.1"
 SGWS = ["127.201.0.11", "127.201.0.12"]
 PGW = "127.201.0.21"
 SURGE_GATEWAY = "127.201.0.22"  # nothing listens there
-
-
-def log(msg):
-    print(msg, flush=True)
-
-
-def terminate(proc):
-    """SIGTERM to a process we started, SIGKILL if it is still there 5 s later."""
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def cpu_ns(pid):
-    """Run time of every thread of `pid`, in ns (schedstat's first field)."""
-    total = 0
-    task_dir = f"/proc/{pid}/task"
-    for tid in os.listdir(task_dir):
-        try:
-            with open(f"{task_dir}/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total
 
 
 class Group:
@@ -740,7 +719,19 @@ def main():
     ap.add_argument("--only-start", action="store_true", help="the start phase alone")
     ap.add_argument("--no-start", action="store_true")
     ap.add_argument("--start-runs", type=int, default=9, help="launches per series of the start phase (default 9)")
+    ap.add_argument("--v1", action="store_true",
+                    help="GTPv1-C alone: the same Gn/Gp load through gtpcp and through osmo-gtphub (bench_v1.py)")
     args = ap.parse_args()
+    if args.v1:
+        work = tempfile.mkdtemp(prefix="gtpcp-bench-v1-")
+        try:
+            result = bench_v1.run(args.bin, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        path = os.path.join(ROOT, "build", "bench-v1.json")
+        with open(path, "w") as f:
+            json.dump(result, f, indent=2)
+        return
     if args.only_persistence:
         if args.top is None:
             ap.error("--only-persistence needs --top")

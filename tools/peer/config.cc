@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "common/gtp/values.h"
 
@@ -92,27 +93,47 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   };
   const std::vector<IpAddress> sgws = nodes("--sgw", o.sgw);
   const std::vector<IpAddress> pgws = nodes("--pgw", o.pgw);
-  if (o.sgw.empty() && o.pgw.empty()) error("--sgw/--pgw", "give at least one SGW or PGW address");
-  if (sgws.size() > 250) error("--sgw", "at most 250 SGWs");
-  if (pgws.size() > 250) error("--pgw", "at most 250 PGWs");
-  out.sgw_role = !o.sgw.empty();
-  out.pgw_role = !o.pgw.empty();
-  if (o.sgw_port_base < 0 || o.sgw_port_base + static_cast<int>(sgws.size()) > 65536)
+  const std::vector<IpAddress> sgsns = nodes("--sgsn", o.sgsn);
+  const std::vector<IpAddress> ggsns = nodes("--ggsn", o.ggsn);
+  const bool v1 = !o.sgsn.empty() || !o.ggsn.empty();
+  out.version = v1 ? 1 : 2;
+  if (v1 && (!o.sgw.empty() || !o.pgw.empty()))
+    error("--sgsn/--ggsn", "a run has GTPv2 nodes (--sgw, --pgw) or GTPv1 nodes (--sgsn, --ggsn), "
+                           "not both");
+  if (o.sgw.empty() && o.pgw.empty() && !v1)
+    error("--sgw/--pgw", "give at least one SGW or PGW address (or SGSN or GGSN)");
+  // The version's access side (SGWs or SGSNs) and gateway side (PGWs or GGSNs).
+  const std::vector<IpAddress>& access = v1 ? sgsns : sgws;
+  const std::vector<IpAddress>& gateways = v1 ? ggsns : pgws;
+  const std::string access_option = v1 ? "--sgsn" : "--sgw";
+  const std::string gateway_option = v1 ? "--ggsn" : "--pgw";
+  const std::string access_name = v1 ? "SGSN" : "SGW";
+  const std::string gateway_name = v1 ? "GGSN" : "PGW";
+  if (access.size() > 250) error(access_option, "at most 250 " + access_name + "s");
+  if (gateways.size() > 250) error(gateway_option, "at most 250 " + gateway_name + "s");
+  out.sgw_role = !o.sgw.empty() && !v1;
+  out.pgw_role = !o.pgw.empty() && !v1;
+  out.sgsn_role = !o.sgsn.empty();
+  out.ggsn_role = !o.ggsn.empty();
+  const bool access_role = out.accessRole(), gateway_role = out.gatewayRole();
+  if (o.sgw_port_base < 0 || o.sgw_port_base + static_cast<int>(access.size()) > 65536)
     error("--sgw-port-base", "out of range");
-  for (std::size_t i = 0; i < sgws.size(); ++i) {
+  for (std::size_t i = 0; i < access.size(); ++i) {
     const uint16_t port = o.sgw_port_base > 0 ? static_cast<uint16_t>(o.sgw_port_base + i) : kGtpcPort;
-    out.sgw_binds.push_back(Endpoint{sgws[i], port});
-    if (port == kGtpcPort && indexOf(pgws, sgws[i]) >= 0)
-      error("--sgw", addressToString(sgws[i]) + " is also a PGW on the same port");
+    out.access_binds.push_back(Endpoint{access[i], port});
+    if (port == kGtpcPort && indexOf(gateways, access[i]) >= 0)
+      error(access_option, addressToString(access[i]) + " is also a " + gateway_name +
+                               " on the same port");
   }
-  for (const IpAddress& a : pgws) out.pgw_binds.push_back(Endpoint{a, kGtpcPort});
+  for (const IpAddress& a : gateways) out.gateway_binds.push_back(Endpoint{a, kGtpcPort});
 
   // The proxy: an address per family it serves.
   PerFamily<Endpoint> proxy;
-  const bool need_proxy = out.sgw_role || (out.pgw_role && !o.relay);
+  const bool need_proxy = access_role || (gateway_role && !o.relay);
   if (o.proxy.empty() && need_proxy)
-    error("--proxy", out.sgw_role ? "required with --sgw"
-                                  : "required with --pgw unless --relay (the F-TEID checks name it)");
+    error("--proxy", access_role ? "required with " + access_option
+                                 : "required with " + gateway_option +
+                                       " unless --relay (the checks name it)");
   for (const auto& text : o.proxy) {
     Endpoint e;
     if (!parseEndpoint(text, kGtpcPort, e))
@@ -158,8 +179,10 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
                                  "--proxy-gateway) has no " + familyName(a) + " address to move");
     else if ((proxy.of(a) && proxy.of(a)->addr == a) || proxy_gateway.of(a) == a)
       error("--failover-to", text + " is the proxy's own address");
-    else if (indexOf(sgws, a) >= 0 || indexOf(pgws, a) >= 0)
+    else if (indexOf(access, a) >= 0 || indexOf(gateways, a) >= 0)
       error("--failover-to", text + " is an emulated node's address");
+    else if (v1)
+      error("--failover-to", "GTPv2 runs only (--sgw, --pgw)");
     else
       failover.of(a) = a;
   }
@@ -178,16 +201,16 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
 
   // A node speaks its own family only: the proxy must have an address there.
   if (!o.proxy.empty()) {
-    for (const IpAddress& a : sgws)
+    for (const IpAddress& a : access)
       if (!proxy.of(a))
-        error("--sgw", addressToString(a) + " is " + familyName(a) + " and --proxy has no " +
-                           familyName(a) + " address");
+        error(access_option, addressToString(a) + " is " + familyName(a) +
+                                 " and --proxy has no " + familyName(a) + " address");
     const std::string gateway_side = o.proxy_gateway.empty() ? "--proxy" : "--proxy-gateway";
-    for (const IpAddress& a : pgws)
+    for (const IpAddress& a : gateways)
       if (!o.relay && !proxy_gateway.of(a))
-        error("--pgw", addressToString(a) + " is " + familyName(a) +
-                           " and the proxy's gateway side (" + gateway_side + ") has no " +
-                           familyName(a) + " address");
+        error(gateway_option, addressToString(a) + " is " + familyName(a) +
+                                  " and the proxy's gateway side (" + gateway_side + ") has no " +
+                                  familyName(a) + " address");
   }
 
   // Subscribers.
@@ -241,13 +264,13 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   out.rate = o.rate;
   out.setup_rate = o.setup_rate > 0 ? o.setup_rate : o.rate;
   if (o.duration < 0) {
-    out.duration_s = out.sgw_role ? 10 : 0;
+    out.duration_s = access_role ? 10 : 0;
   } else {
     out.duration_s = o.duration;
     // Modify-only with no window: attach and detach alone (the benchmark's
     // calibration of what they cost).
-    if (out.sgw_role && o.duration == 0 && out.mode != RunMode::kModifyOnly)
-      error("--duration", "must be > 0 with --sgw (0 only with --mode modify-only)");
+    if (access_role && o.duration == 0 && out.mode != RunMode::kModifyOnly)
+      error("--duration", "must be > 0 with " + access_option + " (0 only with --mode modify-only)");
     if (o.duration > 7 * 86400) error("--duration", "at most a week");
   }
   if (o.t3_ms == 0 || o.t3_ms > 600'000) error("--t3-ms", "must be between 1 and 600000");
@@ -257,60 +280,73 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   out.t3_ns = int64_t{o.t3_ms} * 1'000'000;
   out.n3 = o.n3;
 
-  // Per-PGW behaviour.
-  std::vector<uint8_t> causes(pgws.size(), 0);
-  std::vector<int64_t> delays(pgws.size(), 0);
-  std::vector<double> drops(pgws.size(), 0);
+  // Per-gateway behaviour: --pgw-* (v2) or --ggsn-* (v1). Rejections are
+  // causes 64.. in GTPv2 (TS 29.274 Table 8.4-1), 192.. in GTPv1 (TS 29.060
+  // Table 38).
+  const unsigned first_rejection = v1 ? 192 : 64;
+  const std::string rejections = v1 ? "192..255" : "64..255";
+  const auto& cause_texts = v1 ? o.ggsn_cause : o.pgw_cause;
+  const auto& delay_texts = v1 ? o.ggsn_delay_ms : o.pgw_delay_ms;
+  const auto& drop_texts = v1 ? o.ggsn_drop : o.pgw_drop;
+  const std::string cause_option = gateway_option + "-cause";
+  const std::string delay_option = gateway_option + "-delay-ms";
+  const std::string drop_option = gateway_option + "-drop";
+  std::vector<uint8_t> causes(gateways.size(), 0);
+  std::vector<int64_t> delays(gateways.size(), 0);
+  std::vector<double> drops(gateways.size(), 0);
   std::bitset<256> expected;
-  for (const auto& text : o.pgw_cause) {
+  // "ADDR=VALUE" naming one of the gateways: its index, and the value text.
+  auto gatewayAssignment = [&](const std::string& option, const std::string& text,
+                               const std::string& what, std::string& value) {
     IpAddress a;
+    int node = -1;
+    if (!splitAssignment(text, a, value))
+      error(option, "'" + text + "' is not ADDR=" + what);
+    else if ((node = indexOf(gateways, a)) < 0)
+      error(option, addressToString(a) + " is not a " + gateway_option + " address");
+    return node;
+  };
+  for (const auto& text : cause_texts) {
     std::string v;
     uint64_t c = 0;
-    int node = -1;  // of the --pgw named
-    if (!splitAssignment(text, a, v) || !parseUnsigned(v, c)) {
-      error("--pgw-cause", "'" + text + "' is not ADDR=CAUSE");
-    } else if ((node = indexOf(pgws, a)) < 0) {
-      error("--pgw-cause", addressToString(a) + " is not a --pgw address");
-    } else if (c < 64 || c > 255) {
-      error("--pgw-cause", "cause " + v + " is not a rejection (64..255)");
+    const int node = gatewayAssignment(cause_option, text, "CAUSE", v);
+    if (node < 0) continue;
+    if (!parseUnsigned(v, c)) {
+      error(cause_option, "'" + text + "' is not ADDR=CAUSE");
+    } else if (c < first_rejection || c > 255) {
+      error(cause_option, "cause " + v + " is not a rejection (" + rejections + ")");
     } else {
       causes[static_cast<std::size_t>(node)] = static_cast<uint8_t>(c);
       expected.set(c);
     }
   }
-  for (const auto& text : o.pgw_delay_ms) {
-    IpAddress a;
+  for (const auto& text : delay_texts) {
     std::string v;
     double ms = 0;
-    int node = -1;  // of the --pgw named
-    if (!splitAssignment(text, a, v) || !parseDouble(v, ms)) {
-      error("--pgw-delay-ms", "'" + text + "' is not ADDR=MS");
-    } else if ((node = indexOf(pgws, a)) < 0) {
-      error("--pgw-delay-ms", addressToString(a) + " is not a --pgw address");
-    } else if (ms < 0 || ms > 60000) {
-      error("--pgw-delay-ms", "must be 0..60000 ms");
-    } else {
+    const int node = gatewayAssignment(delay_option, text, "MS", v);
+    if (node < 0) continue;
+    if (!parseDouble(v, ms))
+      error(delay_option, "'" + text + "' is not ADDR=MS");
+    else if (ms < 0 || ms > 60000)
+      error(delay_option, "must be 0..60000 ms");
+    else
       delays[static_cast<std::size_t>(node)] = static_cast<int64_t>(ms * 1e6);
-    }
   }
-  for (const auto& text : o.pgw_drop) {
-    IpAddress a;
+  for (const auto& text : drop_texts) {
     std::string v;
     double f = 0;
-    int node = -1;  // of the --pgw named
-    if (!splitAssignment(text, a, v) || !parseDouble(v, f)) {
-      error("--pgw-drop", "'" + text + "' is not ADDR=FRACTION");
-    } else if ((node = indexOf(pgws, a)) < 0) {
-      error("--pgw-drop", addressToString(a) + " is not a --pgw address");
-    } else if (f < 0 || f >= 1) {
-      error("--pgw-drop", "the fraction must be in [0, 1)");
-    } else {
+    const int node = gatewayAssignment(drop_option, text, "FRACTION", v);
+    if (node < 0) continue;
+    if (!parseDouble(v, f))
+      error(drop_option, "'" + text + "' is not ADDR=FRACTION");
+    else if (f < 0 || f >= 1)
+      error(drop_option, "the fraction must be in [0, 1)");
+    else
       drops[static_cast<std::size_t>(node)] = f;
-    }
   }
   for (unsigned c : o.expect_cause) {
-    if (c < 64 || c > 255)
-      error("--expect-cause", std::to_string(c) + " is not a rejection cause (64..255)");
+    if (c < first_rejection || c > 255)
+      error("--expect-cause", std::to_string(c) + " is not a rejection cause (" + rejections + ")");
     else
       expected.set(c);
   }
@@ -332,6 +368,35 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
     if (o.unknown_teid != 0) error("--unknown-teid", "--mode lifecycle only");
   }
 
+  // Options of one version only.
+  if (v1) {
+    const std::pair<bool, const char*> v2_only[] = {
+        {o.dedicated_bearer, "--dedicated-bearer"}, {o.piggyback, "--piggyback"},
+        {o.commands, "--commands"},                 {o.unknown_teid != 0, "--unknown-teid"},
+        {o.sgw_port_base != 0, "--sgw-port-base"},  {!o.pgw_cause.empty(), "--pgw-cause"},
+        {!o.pgw_delay_ms.empty(), "--pgw-delay-ms"}, {!o.pgw_drop.empty(), "--pgw-drop"},
+        {o.pgw_sessions != 0, "--pgw-sessions"}};
+    for (const auto& [given, option] : v2_only)
+      if (given) error(option, "GTPv2 runs only (--sgw, --pgw)");
+  } else {
+    const std::pair<bool, const char*> v1_only[] = {
+        {o.secondary != 0, "--secondary"},
+        {o.network_initiated != 0, "--network-initiated"},
+        {o.user_plane_proxied, "--user-plane-proxied"},
+        {!o.ggsn_cause.empty(), "--ggsn-cause"},
+        {!o.ggsn_delay_ms.empty(), "--ggsn-delay-ms"},
+        {!o.ggsn_drop.empty(), "--ggsn-drop"},
+        {o.ggsn_sessions != 0, "--ggsn-sessions"}};
+    for (const auto& [given, option] : v1_only)
+      if (given) error(option, "GTPv1 runs only (--sgsn, --ggsn)");
+  }
+  if (out.sgsn_role && out.mode != RunMode::kLifecycle && o.secondary != 0)
+    error("--secondary", "--mode lifecycle only");
+  if (o.secondary > kMaxSecondaries)
+    error("--secondary", "at most " + std::to_string(kMaxSecondaries) + " (NSAPIs 6 to 15)");
+  if (!(o.network_initiated >= 0 && o.network_initiated <= 1))
+    error("--network-initiated", "a fraction of the sessions, 0 to 1");
+
   out.seed = o.seed != 0 ? o.seed
                          : static_cast<uint64_t>(::time(nullptr)) * 0x9e3779b97f4a7c15ull ^
                                static_cast<uint64_t>(::getpid());
@@ -341,26 +406,83 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   out.rcvbuf = o.rcvbuf;
   out.sndbuf = o.sndbuf;
 
-  // Engine configurations. Socket indices: SGWs first, then PGWs.
+  // Engine configurations. Socket indices: the access nodes first, then the
+  // gateways. The session tables hold every subscriber twice (a replaced
+  // session stays for its repeats) unless told otherwise.
+  const uint32_t table = v1 ? o.ggsn_sessions : o.pgw_sessions;
+  const uint64_t capacity = table != 0 ? table : uint64_t{o.subscribers} * 2 + 1024;
+  if (capacity > PgwEngine::kMaxCapacity)
+    error(gateway_option + "-sessions", "at most " + std::to_string(PgwEngine::kMaxCapacity));
+  const auto capped = static_cast<uint32_t>(std::min<uint64_t>(capacity, PgwEngine::kMaxCapacity));
+  // Drops are reproducible from run to run unless --seed says otherwise.
+  const uint64_t drop_seed = o.seed != 0 ? o.seed : 0x5eedull;
+  const auto access_sequence = static_cast<uint32_t>(out.seed >> 20) & 0x7fffff;
+  const auto gateway_sequence = static_cast<uint32_t>(out.seed >> 40) & (kCommandBit - 1);
+  auto accessCommon = [&](AccessConfig& a) {
+    a.relay = o.relay;
+    a.ids = ids;
+    a.apns = o.apn;
+    a.modifies = o.modify;
+    a.cycles = o.cycles;
+    a.t3_ns = out.t3_ns;
+    a.n3 = o.n3;
+    a.same_sequence = o.same_sequence;
+    a.expected_rejections = expected;
+    a.recovery = static_cast<uint8_t>(o.recovery);
+    a.allow_non_loopback = o.allow_non_loopback;
+  };
+  auto gatewayCommon = [&](GatewayConfig& g) {
+    for (std::size_t i = 0; i < gateways.size(); ++i) {
+      GatewayNodeConfig n;
+      n.addr = gateways[i];
+      n.proxy_gateway = proxy_gateway.of(gateways[i]).value_or(IpAddress{});
+      n.failover_gateway = failover.of(gateways[i]);
+      n.socket = static_cast<uint32_t>(access.size() + i);
+      n.reject_cause = causes[i];
+      n.delay_ns = delays[i];
+      n.drop = drops[i];
+      g.nodes.push_back(n);
+    }
+    g.relay = o.relay;
+    g.ids = ids;
+    g.capacity = capped;
+    g.recovery = static_cast<uint8_t>(o.recovery);
+    g.seed = drop_seed;
+    g.t3_ns = out.t3_ns;
+    g.n3 = o.n3;
+  };
+  if (v1) {
+    SgsnConfig& s = out.sgsn;
+    accessCommon(s);
+    for (std::size_t i = 0; i < sgsns.size(); ++i)
+      s.nodes.push_back(SgsnNodeConfig{sgsns[i], static_cast<uint32_t>(i),
+                                       proxy.of(sgsns[i]).value_or(Endpoint{})});
+    s.user_plane_proxied = o.user_plane_proxied;
+    s.secondaries = o.secondary;
+    s.network_initiated = o.network_initiated;
+    s.sequence_seed = access_sequence & 0xffff;
+    s.local_ggsns = ggsns;
+
+    GgsnConfig& g = out.ggsn;
+    gatewayCommon(g);
+    g.user_plane_proxied = o.user_plane_proxied;
+    g.sequence_seed = gateway_sequence & 0xffff;
+    g.modifies = o.modify;
+    g.secondaries = o.secondary;
+    g.network_initiated = o.network_initiated;
+    g.network_deletes = out.mode == RunMode::kLifecycle;
+    return errors;
+  }
+
   SgwConfig& s = out.sgw;
+  accessCommon(s);
   for (std::size_t i = 0; i < sgws.size(); ++i)
     s.nodes.push_back(SgwNodeConfig{sgws[i], static_cast<uint32_t>(i),
                                     proxy.of(sgws[i]).value_or(Endpoint{}),
                                     failover.of(sgws[i])});
-  s.relay = o.relay;
-  s.ids = ids;
-  s.apns = o.apn;
-  s.modifies = o.modify;
-  s.cycles = o.cycles;
-  s.t3_ns = out.t3_ns;
-  s.n3 = o.n3;
-  s.same_sequence = o.same_sequence;
-  s.sequence_seed = static_cast<uint32_t>(out.seed >> 20) & 0x7fffff;
-  s.expected_rejections = expected;
+  s.sequence_seed = access_sequence;
   s.local_pgws = pgws;
   s.local_pgw_causes = causes;
-  s.recovery = static_cast<uint8_t>(o.recovery);
-  s.allow_non_loopback = o.allow_non_loopback;
   s.dedicated_bearer = o.dedicated_bearer;
   s.commands = o.commands;
   s.unknown_teid = o.unknown_teid;
@@ -368,33 +490,11 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   s.probe_seed = o.seed != 0 ? o.seed : 0x7e1dull;
 
   PgwConfig& p = out.pgw;
-  for (std::size_t i = 0; i < pgws.size(); ++i) {
-    PgwNodeConfig n;
-    n.addr = pgws[i];
-    n.proxy_gateway = proxy_gateway.of(pgws[i]).value_or(IpAddress{});
-    n.failover_gateway = failover.of(pgws[i]);
-    n.socket = static_cast<uint32_t>(sgws.size() + i);
-    n.reject_cause = causes[i];
-    n.delay_ns = delays[i];
-    n.drop = drops[i];
-    p.nodes.push_back(n);
-  }
-  p.relay = o.relay;
-  p.ids = ids;
-  const uint64_t capacity =
-      o.pgw_sessions != 0 ? o.pgw_sessions : uint64_t{o.subscribers} * 2 + 1024;
-  if (capacity > PgwEngine::kMaxCapacity)
-    error("--pgw-sessions", "at most " + std::to_string(PgwEngine::kMaxCapacity));
-  p.capacity = static_cast<uint32_t>(std::min<uint64_t>(capacity, PgwEngine::kMaxCapacity));
-  p.recovery = static_cast<uint8_t>(o.recovery);
-  // Drops are reproducible from run to run unless --seed says otherwise.
-  p.seed = o.seed != 0 ? o.seed : 0x5eedull;
-  p.t3_ns = out.t3_ns;
-  p.n3 = o.n3;
+  gatewayCommon(p);
   p.dedicated_bearer = o.dedicated_bearer;
   p.piggyback = o.piggyback;
   p.commands = o.commands;
-  p.sequence_seed = static_cast<uint32_t>(out.seed >> 40) & (kCommandBit - 1);
+  p.sequence_seed = gateway_sequence;
   return errors;
 }
 

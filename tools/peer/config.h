@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "tools/peer/failover.h"
+#include "tools/peer/ggsn.h"
 #include "tools/peer/pgw.h"
+#include "tools/peer/sgsn.h"
 #include "tools/peer/sgw.h"
 #include "tools/peer/udp.h"
 
@@ -23,6 +25,9 @@ struct PeerOptions {
   std::vector<std::string> proxy_gateway;
   std::vector<std::string> sgw;
   std::vector<std::string> pgw;
+  // GTPv1-C nodes (a run has those of one version only).
+  std::vector<std::string> sgsn;
+  std::vector<std::string> ggsn;
   uint32_t subscribers = 1000;
   std::string imsi_start = "001010000000001";
   std::string msisdn_start = "15550000001";
@@ -61,6 +66,14 @@ struct PeerOptions {
   // at most one per family, and when to switch (< 0: on SIGUSR1 only).
   std::vector<std::string> failover_to;
   double failover_after = -1;
+  // GTPv1 only (README: "GTPv1-C: SGSNs and GGSNs").
+  uint32_t secondary = 0;          // secondary PDP contexts per activation
+  double network_initiated = 0;    // fraction of sessions the GGSN updates (and deletes)
+  bool user_plane_proxied = false;  // the proxy rewrites user-plane addresses and TEIDs
+  std::vector<std::string> ggsn_cause;     // ADDR=CAUSE
+  std::vector<std::string> ggsn_delay_ms;  // ADDR=MS
+  std::vector<std::string> ggsn_drop;      // ADDR=FRACTION
+  uint32_t ggsn_sessions = 0;  // 0: 2 * subscribers + 1024
 };
 
 enum class RunMode : uint8_t { kLifecycle, kModifyOnly, kHold };
@@ -68,13 +81,20 @@ enum class RunMode : uint8_t { kLifecycle, kModifyOnly, kHold };
 const char* modeName(RunMode m) noexcept;
 
 struct RunConfig {
+  int version = 2;  // of the nodes' GTP: 2 (--sgw, --pgw) or 1 (--sgsn, --ggsn)
   bool sgw_role = false;
   bool pgw_role = false;
+  bool sgsn_role = false;
+  bool ggsn_role = false;
   RunMode mode = RunMode::kLifecycle;
   SgwConfig sgw;
   PgwConfig pgw;
-  std::vector<Endpoint> sgw_binds;  // one socket per SGW, in --sgw order
-  std::vector<Endpoint> pgw_binds;
+  SgsnConfig sgsn;
+  GgsnConfig ggsn;
+  // One socket per node: the access side's (SGWs or SGSNs, in the order
+  // given), then the gateway side's (PGWs or GGSNs).
+  std::vector<Endpoint> access_binds;
+  std::vector<Endpoint> gateway_binds;
   double rate = 1000;
   double setup_rate = 1000;
   double duration_s = 10;  // 0: until SIGTERM (PGW-only)
@@ -87,6 +107,9 @@ struct RunConfig {
   uint64_t seed = 0;
   FailoverConfig failover;  // not enabled() without --failover-to
   PeerOptions options;  // as given, for the summary
+
+  bool accessRole() const noexcept { return sgw_role || sgsn_role; }
+  bool gatewayRole() const noexcept { return pgw_role || ggsn_role; }
 };
 
 // Checks every option and fills `out`. Returns one message per problem,

@@ -1,5 +1,6 @@
-// gtpcp-peer: emulated SGWs and PGWs for gtpcp's integration tests, demo and
-// benchmark. Flags only; the work is in runner.cc and the engines.
+// gtpcp-peer: emulated SGWs and PGWs (GTPv2-C), or SGSNs and GGSNs (GTPv1-C),
+// for gtpcp's integration tests, demo and benchmark. Flags only; the work is
+// in runner.cc and the engines.
 #include <exception>
 #include <iostream>
 
@@ -13,9 +14,10 @@ int main(int argc, char** argv) {
   constexpr int kExitUsage = 2;
 
   CLI::App app{
-      "Emulates SGWs and PGWs (GTPv2-C S5/S8) on loopback addresses, around a gtpcp proxy.\n"
-      "SGWs attach, modify and detach subscribers through --proxy at an open-loop --rate;\n"
-      "PGWs answer. Both check what the proxy did to the messages and count every mismatch.\n"
+      "Emulates SGWs and PGWs (GTPv2-C S5/S8), or SGSNs and GGSNs (GTPv1-C Gn/Gp), on loopback\n"
+      "addresses, around a gtpcp proxy. SGWs (SGSNs) attach, modify and detach subscribers\n"
+      "through --proxy at an open-loop --rate; PGWs (GGSNs) answer. Both check what the proxy\n"
+      "did to the messages and count every mismatch. A run has nodes of one version only.\n"
       "Exit status: 0 no timeout, mismatch or malformed datagram; 1 otherwise; 2 usage or setup "
       "error.",
       "gtpcp-peer"};
@@ -32,12 +34,31 @@ int main(int argc, char** argv) {
       ->delimiter(',')->type_name("ADDR,...");
   app.add_option("--pgw", o.pgw, "Emulated PGW addresses (IPv4 or IPv6), comma-separated")
       ->delimiter(',')->type_name("ADDR,...");
+  app.add_option("--sgsn", o.sgsn,
+                 "Emulated SGSN addresses (GTPv1-C; IPv4 or IPv6), comma-separated; like --sgw")
+      ->delimiter(',')->type_name("ADDR,...");
+  app.add_option("--ggsn", o.ggsn,
+                 "Emulated GGSN addresses (GTPv1-C; IPv4 or IPv6), comma-separated; like --pgw")
+      ->delimiter(',')->type_name("ADDR,...");
   app.add_option("--subscribers", o.subscribers, "Subscribers (spread over the SGWs)")->capture_default_str();
   app.add_option("--imsi-start", o.imsi_start, "IMSI of the first subscriber; the others follow")->capture_default_str();
   app.add_option("--msisdn-start", o.msisdn_start, "MSISDN of the first subscriber")->capture_default_str();
   app.add_option("--plmn", o.plmn, "Serving network MCC+MNC (ULI, Serving Network)")->capture_default_str();
   app.add_option("--apn", o.apn, "APNs, used round-robin over the subscribers")->delimiter(',')->capture_default_str();
-  app.add_option("--modify", o.modify, "Modify Bearer transactions per attach")->capture_default_str();
+  app.add_option("--modify", o.modify,
+                 "Modify Bearer (GTPv1: Update PDP Context) transactions per attach")
+      ->capture_default_str();
+  app.add_option("--secondary", o.secondary,
+                 "GTPv1: secondary PDP contexts per activation (NSAPI 6..), deleted before the "
+                 "primary")
+      ->capture_default_str();
+  app.add_option("--network-initiated", o.network_initiated,
+                 "GTPv1: fraction of the subscribers whose sessions the GGSN updates, half of "
+                 "them also deleted by the GGSN (README)")
+      ->type_name("FRACTION")->capture_default_str();
+  app.add_flag("--user-plane-proxied", o.user_plane_proxied,
+               "GTPv1: the proxy relays GTP-U too and rewrites the user-plane addresses and TEIDs "
+               "(osmo-gtphub): skip the checks that they pass through");
   app.add_option("--rate", o.rate, "Transactions per second, open loop (all SGWs together)")->capture_default_str();
   app.add_option("--setup-rate", o.setup_rate,
                  "modify-only, hold: attach (and detach) rate (default: --rate)");
@@ -63,11 +84,23 @@ int main(int argc, char** argv) {
       ->delimiter(',')->type_name("ADDR=MS");
   app.add_option("--pgw-drop", o.pgw_drop, "Drop that fraction of requests at that PGW (repeatable)")
       ->delimiter(',')->type_name("ADDR=FRACTION");
+  app.add_option("--ggsn-cause", o.ggsn_cause,
+                 "Reject primary activations at that GGSN with CAUSE (192..255; repeatable)")
+      ->delimiter(',')->type_name("ADDR=CAUSE");
+  app.add_option("--ggsn-delay-ms", o.ggsn_delay_ms, "Answer late at that GGSN (repeatable)")
+      ->delimiter(',')->type_name("ADDR=MS");
+  app.add_option("--ggsn-drop", o.ggsn_drop,
+                 "Drop that fraction of requests at that GGSN (repeatable)")
+      ->delimiter(',')->type_name("ADDR=FRACTION");
   app.add_option("--expect-cause", o.expect_cause,
-                 "Rejection causes the SGWs accept as expected (besides --pgw-cause's)")->delimiter(',');
+                 "Rejection causes the SGWs (SGSNs) accept as expected (besides --pgw-cause's, "
+                 "--ggsn-cause's)")
+      ->delimiter(',');
   app.add_option("--recovery", o.recovery, "Restart counter sent in Recovery IEs")->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of sequence numbers, drops and probed TEIDs (0: sequence numbers from the clock)");
   app.add_option("--pgw-sessions", o.pgw_sessions, "Session table size of the PGWs (default 2*subscribers+1024)");
+  app.add_option("--ggsn-sessions", o.ggsn_sessions,
+                 "Session table size of the GGSNs (default 2*subscribers+1024)");
   app.add_option("--json", o.json, "Write the summary as JSON to FILE")->type_name("FILE");
   app.add_flag("--progress", o.progress, "A progress line on stderr every second");
   app.add_flag("--allow-non-loopback", o.allow_non_loopback,

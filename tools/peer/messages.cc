@@ -60,6 +60,36 @@ uint32_t userPlaneTeid(PlaneSide side, uint64_t imsi, const IpAddress& addr) noe
   return t;
 }
 
+namespace {
+
+uint32_t inverseMod32(uint32_t a) noexcept {
+  uint32_t x = a;  // Newton's iteration: each step doubles the correct low bits
+  for (int i = 0; i < 5; ++i) x *= 2u - a * x;
+  return x;
+}
+
+}  // namespace
+
+ControlTeids::ControlTeids(uint32_t count) noexcept : count_(count) {
+  // Pick a multiplier that never gives 0xffffffff in the range.
+  for (;;) {
+    inverse_ = inverseMod32(multiplier_);
+    const uint32_t reserved = 0xffffffffu * inverse_;  // i + 1 that maps to 0xffffffff
+    if (reserved == 0 || reserved > count) break;
+    multiplier_ += 2;
+  }
+}
+
+gtp::Digits imeisvDigits(uint32_t index) noexcept {
+  Digits d;
+  for (char c : std::string_view("35209900")) d.push(c);
+  const Digits serial = toDigits(index % 1000000, 6);
+  for (char c : serial.view()) d.push(c);
+  d.push('0');
+  d.push('1');
+  return d;
+}
+
 gtp::Ipv4 toIpv4(uint32_t addr) noexcept {
   return gtp::Ipv4{{static_cast<uint8_t>(addr >> 24), static_cast<uint8_t>(addr >> 16),
                     static_cast<uint8_t>(addr >> 8), static_cast<uint8_t>(addr)}};
@@ -109,14 +139,7 @@ Result<std::size_t> buildCreateSessionRequest(const CreateSessionRequestArgs& a,
   b.begin(MessageType::kCreateSessionRequest, 0u, a.sequence);
   b.add(Imsi{toDigits(imsi, ids.imsi_digits)});
   b.add(Msisdn{toDigits(ids.msisdn(a.index), ids.msisdn_digits)});
-  // IMEISV: a type allocation code, a serial number from the index, SVN 01.
-  Mei mei;
-  for (char c : std::string_view("35209900")) mei.digits.push(c);
-  const Digits serial = toDigits(a.index % 1000000, 6);
-  for (char c : serial.view()) mei.digits.push(c);
-  mei.digits.push('0');
-  mei.digits.push('1');
-  b.add(mei);
+  b.add(Mei{imeisvDigits(a.index)});
   b.add(uli(ids, a.index, 0));
   b.add(ServingNetwork{ids.plmn});
   b.add(RatType{kRatEutran});
@@ -242,15 +265,6 @@ Result<std::size_t> buildCreateBearerResponse(const CreateBearerResponseArgs& a,
   }
   return finish(b);
 }
-
-namespace {
-
-// A TFT creating one bidirectional packet filter for UDP (TS 24.008
-// §10.5.6.12): operation "create new TFT", one filter, precedence 0,
-// protocol identifier 17.
-constexpr uint8_t kUdpTft[] = {0x21, 0x31, 0x00, 0x02, 0x30, 0x11};
-
-}  // namespace
 
 Result<std::size_t> buildCreateBearerRequest(const CreateBearerRequestArgs& a,
                                              std::span<uint8_t> out) noexcept {

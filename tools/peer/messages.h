@@ -56,17 +56,17 @@ inline bool causeAccepted(uint8_t cause) noexcept { return cause >= 16 && cause 
 // A set of Mismatch kinds.
 class MismatchSet {
  public:
-  void add(Mismatch m) noexcept { bits_ |= 1u << static_cast<unsigned>(m); }
-  bool has(Mismatch m) const noexcept { return bits_ & (1u << static_cast<unsigned>(m)); }
+  void add(Mismatch m) noexcept { bits_ |= uint64_t{1} << static_cast<unsigned>(m); }
+  bool has(Mismatch m) const noexcept { return bits_ & (uint64_t{1} << static_cast<unsigned>(m)); }
   bool empty() const noexcept { return bits_ == 0; }
   void countInto(MismatchCounters& c) const noexcept {
     for (std::size_t i = 0; i < kMismatchCount; ++i)
-      if (bits_ & (1u << i)) c.count(static_cast<Mismatch>(i));
+      if (bits_ & (uint64_t{1} << i)) c.count(static_cast<Mismatch>(i));
   }
 
  private:
-  static_assert(kMismatchCount <= 32);
-  uint32_t bits_ = 0;
+  static_assert(kMismatchCount <= 64);
+  uint64_t bits_ = 0;
 };
 
 // The configured subscriber range: subscriber i has IMSI imsi_start + i and
@@ -100,15 +100,77 @@ bool digitsValue(std::string_view digits, uint64_t& out) noexcept;
 // user-plane F-TEID crossed the proxy unchanged, even in separate processes.
 // The dedicated bearer's endpoints are sides of their own, so that its
 // F-TEIDs differ from the default bearer's.
-enum class PlaneSide : uint8_t { kSgw = 1, kPgw = 2, kSgwDedicated = 3, kPgwDedicated = 4 };
+// GTPv1's SGSNs and GGSNs are sides of their own too (v1_messages.h).
+enum class PlaneSide : uint8_t {
+  kSgw = 1, kPgw = 2, kSgwDedicated = 3, kPgwDedicated = 4, kSgsn = 5, kGgsn = 6
+};
 uint32_t userPlaneTeid(PlaneSide side, uint64_t imsi, const IpAddress& addr) noexcept;
+
+// The control-plane TEIDs an access node (SGW, SGSN) gives its subscribers:
+// subscriber i gets (i + 1) * multiplier mod 2^32, unique, never 0 nor
+// 0xffffffff for i < count, and reversible without a table. It depends on
+// the subscriber count only, so a gateway in another process knows the TEID
+// the access node gave (a GGSN checks that a proxy replaced it).
+class ControlTeids {
+ public:
+  explicit ControlTeids(uint32_t count = 0) noexcept;
+  uint32_t teid(uint32_t index) const noexcept { return (index + 1) * multiplier_; }
+  // The subscriber of `teid`; false when it is none of the `count`.
+  bool indexOf(uint32_t teid, uint32_t& index) const noexcept {
+    const uint32_t v = teid * inverse_;
+    if (v == 0 || v > count_) return false;
+    index = v - 1;
+    return true;
+  }
+
+ private:
+  uint32_t count_ = 0;
+  uint32_t multiplier_ = 0x9e3779b1u;
+  uint32_t inverse_ = 0;
+};
 
 gtp::Ipv4 toIpv4(uint32_t addr) noexcept;
 uint32_t fromIpv4(const gtp::Ipv4& a) noexcept;
 
-// F-TEID addresses and the emulator's, both ways; inline, as every message
-// built or checked goes through them.
+// The IMEISV of subscriber `index`: a type allocation code, a serial number
+// from the index, software version 01.
+gtp::Digits imeisvDigits(uint32_t index) noexcept;
+
+// A TFT creating one bidirectional packet filter for UDP (TS 24.008
+// §10.5.6.12): operation "create new TFT", one filter, precedence 0,
+// protocol identifier 17.
+inline constexpr uint8_t kUdpTft[] = {0x21, 0x31, 0x00, 0x02, 0x30, 0x11};
+
+// The GTP codecs' addresses and the emulator's, both ways; inline, as every
+// message built or checked goes through them.
 //
+// `addr` in the IPv4 or the IPv6 field of a codec value (an F-TEID, a GSN
+// Address), by its family.
+inline void toGtpAddress(const IpAddress& addr, std::optional<gtp::Ipv4>& ipv4,
+                         std::optional<gtp::Ipv6>& ipv6) noexcept {
+  if (addr.isV4()) {
+    ipv4.emplace();
+    std::memcpy(ipv4->octets.data(), addr.octets.data() + 12, 4);
+  } else {
+    ipv6 = gtp::Ipv6{addr.octets};
+  }
+}
+// The address of `family` (AF_INET, AF_INET6) among a codec value's fields;
+// false when it has none of that family.
+inline bool fromGtpAddress(const std::optional<gtp::Ipv4>& ipv4, int family,
+                           IpAddress& out) noexcept {
+  if (family != AF_INET || !ipv4) return false;
+  out = IpAddress();
+  std::memcpy(out.octets.data() + 12, ipv4->octets.data(), 4);
+  return true;
+}
+inline bool fromGtpAddress(const std::optional<gtp::Ipv6>& ipv6, int family,
+                           IpAddress& out) noexcept {
+  if (family != AF_INET6 || !ipv6) return false;
+  out = IpAddress::ipv6(ipv6->octets);
+  return true;
+}
+
 // An F-TEID naming `addr`: its IPv4 or its IPv6 address field, by the
 // address's family (TS 29.274 §8.22: flags V4, V6).
 inline gtp::v2::FTeid makeFTeid(uint8_t interface_type, uint32_t teid,
@@ -116,27 +178,13 @@ inline gtp::v2::FTeid makeFTeid(uint8_t interface_type, uint32_t teid,
   gtp::v2::FTeid f;
   f.interface_type = interface_type;
   f.teid = teid;
-  if (addr.isV4()) {
-    f.ipv4.emplace();
-    std::memcpy(f.ipv4->octets.data(), addr.octets.data() + 12, 4);
-  } else {
-    f.ipv6 = gtp::Ipv6{addr.octets};
-  }
+  toGtpAddress(addr, f.ipv4, f.ipv6);
   return f;
 }
 // The address `f` carries in `family` (AF_INET, AF_INET6); false when it has
 // none of that family.
 inline bool fteidAddress(const gtp::v2::FTeid& f, int family, IpAddress& out) noexcept {
-  if (family == AF_INET && f.ipv4) {
-    out = IpAddress();
-    std::memcpy(out.octets.data() + 12, f.ipv4->octets.data(), 4);
-    return true;
-  }
-  if (family == AF_INET6 && f.ipv6) {
-    out = IpAddress::ipv6(f.ipv6->octets);
-    return true;
-  }
-  return false;
+  return fromGtpAddress(f.ipv4, family, out) || fromGtpAddress(f.ipv6, family, out);
 }
 // The one address of an F-TEID that carries a single family, as the
 // emulator's nodes send them; false when it carries none or both.

@@ -51,6 +51,28 @@ class DeadlineList {
     r.prev = r.next = kNil;
   }
 
+  // Sends again, or gives up on, the records due at `now` (fields
+  // `retries` besides the list's): each is sent again with `resend(i)` (false:
+  // it could not be) and due again T3 later, up to `n3` times; then, or when
+  // sending failed, `expire(i, timed_out)` ends it, off the list.
+  template <class Resend, class Expire>
+  void retransmitDue(int64_t now, int64_t t3_ns, uint32_t n3, Resend&& resend,
+                     Expire&& expire) noexcept {
+    while (head_ != kNil) {
+      const uint32_t i = head_;
+      Record& r = records_[i];
+      if (r.deadline > now) break;
+      remove(i);
+      if (r.retries >= n3) {
+        expire(i, true);
+      } else if (++r.retries, resend(i)) {
+        append(i, now + t3_ns);
+      } else {
+        expire(i, false);
+      }
+    }
+  }
+
   // The record due first (kNil when none) and its deadline (max when none).
   uint32_t head() const noexcept { return head_; }
   int64_t nextDeadline() const noexcept {

@@ -28,7 +28,8 @@ constexpr uint64_t kMaxTokensPerTurn = 1024;
 constexpr int kMaxBatchesPerTurn = 8;
 constexpr uint32_t kSignalTag = 0xffffffffu;
 
-uint64_t sum(const std::array<uint64_t, kTxnCount>& a) {
+template <std::size_t N>
+uint64_t sum(const std::array<uint64_t, N>& a) {
   return std::accumulate(a.begin(), a.end(), uint64_t{0});
 }
 
@@ -62,8 +63,8 @@ std::string Runner::open() {
   if (config_.failover.enabled()) {
     if (auto e = installFailoverSignal(); !e.empty()) return e;
   }
-  std::vector<Endpoint> binds = config_.sgw_binds;
-  binds.insert(binds.end(), config_.pgw_binds.begin(), config_.pgw_binds.end());
+  std::vector<Endpoint> binds = config_.access_binds;
+  binds.insert(binds.end(), config_.gateway_binds.begin(), config_.gateway_binds.end());
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return std::string("epoll_create1: ") + std::strerror(errno);
   for (std::size_t i = 0; i < binds.size(); ++i) {
@@ -100,9 +101,16 @@ std::string Runner::open() {
     outbox = failover_outbox_.get();
   }
   if (config_.sgw_role)
-    sgw_ = std::make_unique<SgwEngine>(config_.sgw, *outbox, sgw_stats_, mismatches_, malformed_);
+    access_ = std::make_unique<SgwEngine>(config_.sgw, *outbox, sgw_stats_, mismatches_, malformed_);
   if (config_.pgw_role)
-    pgw_ = std::make_unique<PgwEngine>(config_.pgw, *outbox, pgw_stats_, mismatches_, malformed_);
+    gateway_ =
+        std::make_unique<PgwEngine>(config_.pgw, *outbox, pgw_stats_, mismatches_, malformed_);
+  if (config_.sgsn_role)
+    access_ =
+        std::make_unique<SgsnEngine>(config_.sgsn, *outbox, sgsn_stats_, mismatches_, malformed_);
+  if (config_.ggsn_role)
+    gateway_ =
+        std::make_unique<GgsnEngine>(config_.ggsn, *outbox, ggsn_stats_, mismatches_, malformed_);
   return {};
 }
 
@@ -134,7 +142,7 @@ void Runner::endWindow(int64_t now) noexcept {
   if (!window_open_) return;
   window_open_ = false;
   window_end_ = now;
-  if (sgw_) sgw_->setWindowEnd(now);
+  if (access_) access_->setWindowEnd(now);
 }
 
 void Runner::stopRequested(int64_t now) noexcept {
@@ -168,24 +176,24 @@ void Runner::advance(int64_t now) noexcept {
   };
   switch (phase_) {
     case Phase::kRun:
-      if (now >= phase_deadline_ || sgw_->phaseExhausted()) {
+      if (now >= phase_deadline_ || access_->phaseExhausted()) {
         endWindow(now);
         stopPacing();
-        sgw_->setPhase(SgwPhase::kIdle, false);
+        access_->setPhase(AccessPhase::kIdle, false);
         phase_ = Phase::kDrain;
         phase_deadline_ = now + settle;
       }
       break;
     case Phase::kAttach:
-      if (sgw_->phaseExhausted() || now >= phase_deadline_) {
+      if (access_->phaseExhausted() || now >= phase_deadline_) {
         stopPacing();
-        sgw_->setPhase(SgwPhase::kIdle, false);
+        access_->setPhase(AccessPhase::kIdle, false);
         phase_ = Phase::kAttachSettle;
         phase_deadline_ = now + settle;
       }
       break;
     case Phase::kAttachSettle:
-      if (sgw_->outstanding() == 0 || now >= phase_deadline_) {
+      if (access_->outstanding() == 0 || now >= phase_deadline_) {
         if (config_.mode == RunMode::kHold) {
           phase_ = Phase::kHold;
           phase_deadline_ =
@@ -197,7 +205,7 @@ void Runner::advance(int64_t now) noexcept {
           phase_deadline_ = now;
           break;
         }
-        sgw_->setPhase(SgwPhase::kModify, true);
+        access_->setPhase(AccessPhase::kModify, true);
         startPacer(config_.rate, now);
         window_start_ = now;
         window_open_ = true;
@@ -209,14 +217,14 @@ void Runner::advance(int64_t now) noexcept {
       if (now >= phase_deadline_) {
         endWindow(now);
         stopPacing();
-        sgw_->setPhase(SgwPhase::kIdle, false);
+        access_->setPhase(AccessPhase::kIdle, false);
         phase_ = Phase::kModifySettle;
         phase_deadline_ = now + settle;
       }
       break;
     case Phase::kModifySettle:
-      if (sgw_->outstanding() == 0 || now >= phase_deadline_) {
-        sgw_->setPhase(SgwPhase::kDetach, false);
+      if (access_->outstanding() == 0 || now >= phase_deadline_) {
+        access_->setPhase(AccessPhase::kDetach, false);
         startPacer(config_.setup_rate, now);
         phase_ = Phase::kDetach;
         // Bounded: every attached subscriber once, at the setup rate.
@@ -225,9 +233,9 @@ void Runner::advance(int64_t now) noexcept {
       }
       break;
     case Phase::kDetach:
-      if (sgw_->phaseExhausted() || now >= phase_deadline_) {
+      if (access_->phaseExhausted() || now >= phase_deadline_) {
         stopPacing();
-        sgw_->setPhase(SgwPhase::kIdle, false);
+        access_->setPhase(AccessPhase::kIdle, false);
         phase_ = Phase::kDetachSettle;
         phase_deadline_ = now + settle;
       }
@@ -246,13 +254,34 @@ void Runner::advance(int64_t now) noexcept {
 }
 
 bool Runner::settled() const noexcept {
-  return sgw_->outstanding() == 0 && sgw_->waitingForNetwork() == 0 &&
-         (!pgw_ || pgw_->outstanding() == 0);
+  return access_->outstanding() == 0 && access_->waitingForNetwork() == 0 &&
+         (!gateway_ || gateway_->outstanding() == 0);
+}
+
+Runner::Totals Runner::totals() const noexcept {
+  Totals t;
+  auto access = [&t](const auto& s) {
+    t.completed = sum(s.completed);
+    t.retransmissions = sum(s.retransmissions);
+    t.timeouts = sum(s.timeouts);
+  };
+  auto gateways = [&t](const auto& nodes) {
+    for (const auto& n : nodes) t.gateway_requests += sum(n.requests) + n.echo_requests;
+  };
+  if (config_.version == 1) {
+    access(sgsn_stats_);
+    gateways(ggsn_stats_);
+  } else {
+    access(sgw_stats_);
+    gateways(pgw_stats_);
+  }
+  return t;
 }
 
 void Runner::receive(uint32_t socket, int64_t& now) noexcept {
-  const bool is_sgw = socket < config_.sgw_binds.size();
-  const auto node = static_cast<uint32_t>(is_sgw ? socket : socket - config_.sgw_binds.size());
+  const bool is_access = socket < config_.access_binds.size();
+  const auto node =
+      static_cast<uint32_t>(is_access ? socket : socket - config_.access_binds.size());
   for (int b = 0; b < kMaxBatchesPerTurn; ++b) {
     const int n = recv_.receive(sockets_[socket]);
     if (n <= 0) return;
@@ -263,10 +292,10 @@ void Runner::receive(uint32_t socket, int64_t& now) noexcept {
         malformed_.count(gtp::Errc::kInvalidLength);
         continue;
       }
-      if (is_sgw)
-        sgw_->onDatagram(node, recv_.source(k), recv_.data(k), now);
+      if (is_access)
+        access_->onDatagram(node, recv_.source(k), recv_.data(k), now);
       else
-        pgw_->onDatagram(node, recv_.source(k), recv_.data(k), now);
+        gateway_->onDatagram(node, recv_.source(k), recv_.data(k), now);
     }
     if (static_cast<std::size_t>(n) < RecvBatch::kBatch) return;
   }
@@ -283,34 +312,32 @@ void Runner::progress(int64_t now, std::ostream& err) {
   static_assert(std::size(names) == static_cast<std::size_t>(Phase::kDone) + 1);
   char line[512];
   const double t = static_cast<double>(now - start_) / 1e9;
-  if (sgw_) {
-    const uint64_t completed = sum(sgw_stats_.completed);
-    const uint64_t up = sgw_->sessionsUp();
+  const Totals sums = totals();
+  if (access_) {
+    const uint64_t up = access_->sessionsUp();
     std::snprintf(line, sizeof line,
                   "progress t=%.1fs phase=%s sessions_up=%llu tx/s=%llu outstanding=%llu "
                   "retransmissions=%llu timeouts=%llu mismatches=%llu malformed=%llu\n",
                   t, names[static_cast<int>(phase_)], static_cast<unsigned long long>(up),
-                  static_cast<unsigned long long>(completed - last_completed_),
-                  static_cast<unsigned long long>(sgw_->outstanding()),
-                  static_cast<unsigned long long>(sum(sgw_stats_.retransmissions)),
-                  static_cast<unsigned long long>(sum(sgw_stats_.timeouts)),
+                  static_cast<unsigned long long>(sums.completed - last_completed_),
+                  static_cast<unsigned long long>(access_->outstanding()),
+                  static_cast<unsigned long long>(sums.retransmissions),
+                  static_cast<unsigned long long>(sums.timeouts),
                   static_cast<unsigned long long>(mismatches_.total),
                   static_cast<unsigned long long>(malformed_.total));
-    last_completed_ = completed;
+    last_completed_ = sums.completed;
   } else {
-    uint64_t up = 0, requests = 0;
-    for (const auto& p : pgw_stats_) {
-      up += p.sessions_up;
-      requests += sum(p.requests) + p.echo_requests;
-    }
+    uint64_t up = 0;
+    for (const auto& p : pgw_stats_) up += p.sessions_up;
+    for (const auto& g : ggsn_stats_) up += g.sessions_up;
     std::snprintf(line, sizeof line,
                   "progress t=%.1fs phase=%s sessions_up=%llu requests/s=%llu mismatches=%llu "
                   "malformed=%llu\n",
                   t, names[static_cast<int>(phase_)], static_cast<unsigned long long>(up),
-                  static_cast<unsigned long long>(requests - last_pgw_requests_),
+                  static_cast<unsigned long long>(sums.gateway_requests - last_pgw_requests_),
                   static_cast<unsigned long long>(mismatches_.total),
                   static_cast<unsigned long long>(malformed_.total));
-    last_pgw_requests_ = requests;
+    last_pgw_requests_ = sums.gateway_requests;
   }
   err << line << std::flush;
 }
@@ -329,16 +356,16 @@ int Runner::run(std::ostream& out, std::ostream& err) {
   failover_at_ = failover_ && config_.failover.after_s >= 0
                      ? now + static_cast<int64_t>(config_.failover.after_s * 1e9)
                      : kNever;
-  if (sgw_) {
+  if (access_) {
     if (config_.mode == RunMode::kLifecycle) {
-      sgw_->setPhase(SgwPhase::kLifecycle, true);
+      access_->setPhase(AccessPhase::kLifecycle, true);
       startPacer(config_.rate, now);
       window_start_ = now;
       window_open_ = true;
       phase_ = Phase::kRun;
       phase_deadline_ = now + static_cast<int64_t>(config_.duration_s * 1e9);
     } else {
-      sgw_->setPhase(SgwPhase::kAttach, false);
+      access_->setPhase(AccessPhase::kAttach, false);
       startPacer(config_.setup_rate, now);
       phase_ = Phase::kAttach;
       // Bounded: every subscriber once at the setup rate, with room to spare.
@@ -357,8 +384,8 @@ int Runner::run(std::ostream& out, std::ostream& err) {
     // Sleep until the next thing to do.
     int64_t next = std::min(phase_deadline_, next_progress_);
     if (pacing_) next = std::min(next, std::max(pacer_.nextAt(), now + kTick));
-    if (sgw_) next = std::min(next, sgw_->nextTimer());
-    if (pgw_) next = std::min(next, pgw_->nextTimer());
+    if (access_) next = std::min(next, access_->nextTimer());
+    if (gateway_) next = std::min(next, gateway_->nextTimer());
     if (failover_ && !failover_->active()) next = std::min(next, failover_at_);
     int64_t wait = std::clamp<int64_t>(next - now, 0, kSecond);
     timespec ts{static_cast<time_t>(wait / kSecond), static_cast<long>(wait % kSecond)};
@@ -375,12 +402,12 @@ int Runner::run(std::ostream& out, std::ostream& err) {
       receive(events[i].data.u32, now);
     }
     now = monotonicNs();
-    if (sgw_) sgw_->onTimers(now);
-    if (pgw_) pgw_->onTimers(now);
+    if (access_) access_->onTimers(now);
+    if (gateway_) gateway_->onTimers(now);
     if (pacing_) {
       const uint64_t due = std::min(pacer_.due(now), kMaxTokensPerTurn);
       if (due != 0) {
-        sgw_->issue(due, now);
+        access_->issue(due, now);
         pacer_.take(due);
       }
     }
@@ -408,18 +435,20 @@ int Runner::run(std::ostream& out, std::ostream& err) {
 
 void Runner::buildReport(int64_t now) {
   report_.config = &config_;
-  report_.sgw = sgw_ ? &sgw_stats_ : nullptr;
-  report_.pgw = pgw_ ? &pgw_stats_ : nullptr;
+  report_.sgw = config_.sgw_role ? &sgw_stats_ : nullptr;
+  report_.pgw = config_.pgw_role ? &pgw_stats_ : nullptr;
+  report_.sgsn = config_.sgsn_role ? &sgsn_stats_ : nullptr;
+  report_.ggsn = config_.ggsn_role ? &ggsn_stats_ : nullptr;
   report_.mismatches = mismatches_;
   report_.malformed = malformed_;
   report_.elapsed_s = static_cast<double>(now - start_) / 1e9;
   report_.window_s = window_end_ > window_start_
                          ? static_cast<double>(window_end_ - window_start_) / 1e9
                          : 0.0;
-  report_.sgw_sessions_up = sgw_ ? sgw_->sessionsUp() : 0;
-  report_.outstanding = sgw_ ? sgw_->outstanding() : 0;
-  report_.sgw_waiting = sgw_ ? sgw_->waitingForNetwork() : 0;
-  report_.pgw_outstanding = pgw_ ? pgw_->outstanding() : 0;
+  report_.sgw_sessions_up = access_ ? access_->sessionsUp() : 0;
+  report_.outstanding = access_ ? access_->outstanding() : 0;
+  report_.sgw_waiting = access_ ? access_->waitingForNetwork() : 0;
+  report_.pgw_outstanding = gateway_ ? gateway_->outstanding() : 0;
   report_.failover = failover_.get();
   report_.failover_at_s = failover_ && failover_->active()
                               ? static_cast<double>(failover_->switchedAt() - start_) / 1e9
@@ -427,7 +456,8 @@ void Runner::buildReport(int64_t now) {
   report_.sockets.clear();
   for (std::size_t i = 0; i < sockets_.size(); ++i) {
     SocketReport s;
-    s.role = i < config_.sgw_binds.size() ? "sgw" : "pgw";
+    const bool access = i < config_.access_binds.size();
+    s.role = config_.version == 1 ? (access ? "sgsn" : "ggsn") : (access ? "sgw" : "pgw");
     s.local = sockets_[i].local();
     s.drops = sockets_[i].drops();
     s.rcvbuf = sockets_[i].rcvbuf();

@@ -15,6 +15,8 @@
 //                 hold (nothing started for --duration; Echo and network-
 //                 initiated requests still answered) -> done, no detach
 // PGW role alone: serve until --duration (if > 0) or SIGTERM/SIGINT.
+// The same phases drive GTPv1's SGSNs and GGSNs (--sgsn, --ggsn): the runner
+// sees the access and gateway engines of either version through engine.h.
 // A first SIGTERM/SIGINT ends the current phase early (a modify-only run
 // still detaches, a hold run does not); a second one stops at once.
 // With --failover-to, SIGUSR1 or --failover-after switches, in any phase,
@@ -31,10 +33,9 @@
 #include <vector>
 
 #include "tools/peer/config.h"
+#include "tools/peer/engine.h"
 #include "tools/peer/failover.h"
 #include "tools/peer/pacer.h"
-#include "tools/peer/pgw.h"
-#include "tools/peer/sgw.h"
 #include "tools/peer/stats.h"
 #include "tools/peer/summary.h"
 #include "tools/peer/udp.h"
@@ -79,6 +80,12 @@ class Runner {
   // Nothing in flight: no request of either role unanswered, no subscriber
   // waiting for the network.
   bool settled() const noexcept;
+  // The access side's transactions completed, sent again and timed out, and
+  // the requests the gateways received, all nodes together.
+  struct Totals {
+    uint64_t completed = 0, retransmissions = 0, timeouts = 0, gateway_requests = 0;
+  };
+  Totals totals() const noexcept;
 
   RunConfig config_;
   std::vector<UdpSocket> sockets_;
@@ -93,10 +100,13 @@ class Runner {
   RecvBatch recv_;
   SgwStats sgw_stats_;
   std::vector<PgwNodeStats> pgw_stats_;
+  SgsnStats sgsn_stats_;
+  std::vector<GgsnNodeStats> ggsn_stats_;
   MismatchCounters mismatches_;
   MalformedCounters malformed_;
-  std::unique_ptr<SgwEngine> sgw_;
-  std::unique_ptr<PgwEngine> pgw_;
+  // SGWs or SGSNs, PGWs or GGSNs.
+  std::unique_ptr<AccessEngine> access_;
+  std::unique_ptr<GatewayEngine> gateway_;
   Pacer pacer_;
   bool pacing_ = false;
   Phase phase_ = Phase::kDone;

@@ -13,17 +13,6 @@ using gtp::v2::MessageType;
 
 namespace {
 
-uint32_t inverseMod32(uint32_t a) noexcept {
-  uint32_t x = a;  // Newton's iteration: each step doubles the correct low bits
-  for (int i = 0; i < 5; ++i) x *= 2u - a * x;
-  return x;
-}
-
-// Transactions of an attached subscriber: one that fails ends its session.
-bool attachedDuring(Txn t) noexcept { return t != Txn::kCreate && t != Txn::kUnknownTeid; }
-
-constexpr std::size_t at(Procedure p) noexcept { return static_cast<std::size_t>(p); }
-
 // The procedure a repeated request of `type` numbered `sequence` belongs to.
 Procedure procedureOf(MessageType type, uint32_t sequence) noexcept {
   switch (type) {
@@ -38,42 +27,12 @@ Procedure procedureOf(MessageType type, uint32_t sequence) noexcept {
 
 SgwEngine::SgwEngine(SgwConfig config, Outbox& outbox, SgwStats& stats,
                      MismatchCounters& mismatches, MalformedCounters& malformed)
-    : config_(std::move(config)),
-      outbox_(outbox),
-      stats_(stats),
-      mismatches_(mismatches),
-      malformed_(malformed) {
-  for (const auto& text : config_.apns) {
-    gtp::v2::Apn apn;
-    for (char c : text) apn.text.push(c);
-    apns_.push_back(apn);
-  }
-  if (apns_.empty()) apns_.push_back(gtp::v2::Apn{});
+    // The top bit of a sequence number is for command-triggered requests.
+    : AccessCore(config, config.nodes, kCommandBit - 1, outbox, stats, mismatches, malformed),
+      config_(std::move(config)),
+      apns_(apnsOf<gtp::v2::Apn>(config_.apns)) {
   const uint32_t count = config_.ids.count;
-  subs_.resize(count);
-  // The SGW TEID of subscriber i is (i + 1) * multiplier mod 2^32: unique,
-  // never 0, and reversible without a table. Pick a multiplier that never
-  // gives 0xffffffff in the range.
-  for (;;) {
-    teid_inverse_ = inverseMod32(teid_multiplier_);
-    const uint32_t reserved = 0xffffffffu * teid_inverse_;  // i + 1 that maps to 0xffffffff
-    if (reserved == 0 || reserved > count) break;
-    teid_multiplier_ += 2;
-  }
-  nodes_.resize(config_.nodes.size());
-  for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    Node& n = nodes_[k];
-    n.addr = config_.nodes[k].addr;
-    n.proxy = config_.nodes[k].proxy;
-    n.failover = config_.nodes[k].failover;
-    n.socket = config_.nodes[k].socket;
-    n.table.init(count / nodes_.size() + 1);
-    n.recent.init(kRecent);
-    // Per-node counters start at different values unless --same-sequence.
-    const uint32_t offset = config_.same_sequence ? 0 : static_cast<uint32_t>(k) * 0x2a3b1u;
-    n.seq_next = (config_.sequence_seed + offset) & 0x7fffff;
-  }
-  for (uint32_t i = 0; i < count; ++i) push(nodes_[nodeOf(i)], i);
+  for (std::size_t k = 0; k < nodes_.size(); ++k) nodes_[k].failover = config_.nodes[k].failover;
   // One network deletion per attached subscriber (and the requests of the
   // procedures asked for), and room for requests naming none; bounded, as
   // the window is a minute and deletions are paced.
@@ -86,139 +45,18 @@ SgwEngine::SgwEngine(SgwConfig config, Outbox& outbox, SgwStats& stats,
   probe_rng_ = randomState(config_.probe_seed);
 }
 
-uint32_t SgwEngine::sgwTeid(uint32_t index) const noexcept {
-  return (index + 1) * teid_multiplier_;
-}
-
-bool SgwEngine::indexOfTeid(uint32_t teid, uint32_t& index) const noexcept {
-  const uint32_t v = teid * teid_inverse_;
-  if (v == 0 || v > config_.ids.count) return false;
-  index = v - 1;
-  return true;
-}
-
-void SgwEngine::setPhase(SgwPhase phase, bool measured) noexcept {
-  phase_ = phase;
-  measured_ = measured;
-  if (phase == SgwPhase::kAttach)
-    for (Node& n : nodes_) n.attach_left = n.q_size;
-}
-
-bool SgwEngine::phaseExhausted() const noexcept {
-  switch (phase_) {
-    case SgwPhase::kIdle: return true;
-    case SgwPhase::kModify: return false;
-    case SgwPhase::kLifecycle: return config_.cycles != 0 && finished_ == subs_.size();
-    case SgwPhase::kAttach:
-      for (const Node& n : nodes_)
-        if (n.attach_left != 0 && n.q_size != 0) return false;
-      return true;
-    case SgwPhase::kDetach:
-      for (const Node& n : nodes_)
-        if (n.q_size != 0) return false;
-      return true;
+std::optional<Txn> SgwEngine::lifecycleStep(uint32_t index) noexcept {
+  const Sub& s = subs_[index];
+  if (s.state == State::kIdle) {
+    if (probes_left_ == 0) return Txn::kCreate;
+    --probes_left_;
+    return Txn::kUnknownTeid;
   }
-  return true;
-}
-
-void SgwEngine::push(Node& n, uint32_t index) noexcept {
-  subs_[index].qnext = kNil;
-  if (n.q_tail == kNil)
-    n.q_head = index;
-  else
-    subs_[n.q_tail].qnext = index;
-  n.q_tail = index;
-  ++n.q_size;
-}
-
-uint32_t SgwEngine::pop(Node& n) noexcept {
-  const uint32_t index = n.q_head;
-  if (index == kNil) return kNil;
-  n.q_head = subs_[index].qnext;
-  if (n.q_head == kNil) n.q_tail = kNil;
-  --n.q_size;
-  return index;
-}
-
-uint64_t SgwEngine::issue(uint64_t tokens, int64_t now) noexcept {
-  if (nodes_.empty() || phase_ == SgwPhase::kIdle) return 0;
-  uint64_t used = 0;
-  for (uint64_t t = 0; t < tokens; ++t) {
-    // Round robin over the nodes; with --same-sequence strictly so (each
-    // node's n-th request carries the same number), else a node with no
-    // subscriber free passes its turn to the next.
-    const std::size_t tries = config_.same_sequence ? 1 : nodes_.size();
-    bool started = false;
-    for (std::size_t k = 0; k < tries && !started; ++k) {
-      Node& n = nodes_[rr_];
-      rr_ = (rr_ + 1) % nodes_.size();
-      started = startNext(n, now);
-    }
-    if (started) {
-      ++used;
-    } else {
-      // Leftover tokens once the phase has nothing more to start are not
-      // starvation: the runner is about to move on.
-      if (phaseExhausted()) break;
-      ++stats_.starved;
-    }
-  }
-  return used;
-}
-
-bool SgwEngine::startNext(Node& n, int64_t now) noexcept {
-  for (;;) {
-    if (phase_ == SgwPhase::kAttach && n.attach_left == 0) return false;
-    const uint32_t index = pop(n);
-    if (index == kNil) return false;
-    Sub& s = subs_[index];
-    switch (phase_) {
-      case SgwPhase::kIdle: return false;
-      case SgwPhase::kAttach:
-        --n.attach_left;
-        if (s.state != State::kIdle) {
-          push(n, index);  // already attached: keep it for the next phase
-          continue;
-        }
-        start(index, Txn::kCreate, now);
-        return true;
-      case SgwPhase::kModify:
-        if (s.state != State::kEstablished) continue;  // rejected at attach: parked
-        start(index, Txn::kModify, now);
-        return true;
-      case SgwPhase::kDetach:
-        if (s.state != State::kEstablished) continue;
-        start(index, Txn::kDelete, now);
-        return true;
-      case SgwPhase::kLifecycle:
-        if (s.state == State::kIdle) {
-          if (probes_left_ != 0) {
-            --probes_left_;
-            start(index, Txn::kUnknownTeid, now);
-          } else {
-            start(index, Txn::kCreate, now);
-          }
-        } else if (s.state == State::kEstablished) {
-          const Txn txn = nextStep(s);
-          if (txn == Txn::kDelete && config_.dedicated_bearer && s.dedicated != Dedicated::kGone) {
-            // Detaching now would cross the network's requests for the
-            // dedicated bearer: the Delete Bearer Request puts it back.
-            s.state = State::kWaiting;
-            ++waiting_;
-            continue;
-          }
-          start(index, txn, now);
-        } else {
-          continue;
-        }
-        return true;
-    }
-  }
-}
-
-Txn SgwEngine::nextStep(const Sub& s) const noexcept {
   if (s.modifies_done < config_.modifies) return Txn::kModify;
   if (config_.commands && s.commands_done < 2) return Txn::kModifyBearerCommand;
+  // Detaching now would cross the network's requests for the dedicated
+  // bearer: the Delete Bearer Request puts it back.
+  if (config_.dedicated_bearer && s.dedicated != Dedicated::kGone) return std::nullopt;
   return Txn::kDelete;
 }
 
@@ -229,136 +67,59 @@ uint32_t SgwEngine::nextProbeTeid() noexcept {
   }
 }
 
-void SgwEngine::start(uint32_t index, Txn txn, int64_t now) noexcept {
-  Sub& s = subs_[index];
-  Node& n = nodes_[nodeOf(index)];
-  s.txn = txn;
-  s.seq = n.seq_next;
-  n.seq_next = (n.seq_next + 1) & (kCommandBit - 1);  // the top bit is for command-triggered requests
-  s.retries = 0;
-  s.first_sent = now;
-  s.measured = measured_;
+void SgwEngine::startTxn(uint32_t index, Txn txn, int64_t now) noexcept {
   switch (txn) {
-    case Txn::kCreate: s.state = State::kCreating; break;
-    case Txn::kModify: s.state = State::kModifying; break;
-    case Txn::kModifyBearerCommand:
-      s.state = State::kCommanding;
-      s.seq |= kCommandBit;
-      break;
+    case Txn::kCreate: start(index, txn, State::kCreating, now); break;
+    case Txn::kModifyBearerCommand: start(index, txn, State::kBusy, now, kCommandBit); break;
     case Txn::kUnknownTeid:
-      s.state = State::kProbing;
-      s.pgw_teid = nextProbeTeid();
+      subs_[index].pgw_teid = nextProbeTeid();
+      start(index, txn, State::kProbing, now);
       break;
-    case Txn::kDelete:
-    case Txn::kCount: s.state = State::kDeleting; break;
+    default: start(index, txn, State::kBusy, now); break;
   }
-  ++stats_.attempted[static_cast<std::size_t>(txn)];
-  if (measured_) ++stats_.measured_attempted;
-  n.table.insert(s.seq, index);  // cannot fail: twice as many slots as subscribers
-  ++outstanding_;
-  if (!send(index)) {
-    abandon(index);
-    return;
-  }
-  outstanding_list_.append(index, now + config_.t3_ns);
 }
 
 bool SgwEngine::send(uint32_t index) noexcept {
   Sub& s = subs_[index];
   Node& n = nodes_[nodeOf(index)];
-  Endpoint to = n.proxy;
-  // Later requests go where the Create Session Response's control F-TEID
-  // points (the proxy), except through a bare relay; a probe has no session.
-  if (attachedDuring(s.txn) && !config_.relay) to.addr = s.pgw_addr;
-  auto buf = outbox_.reserve(n.socket);
-  gtp::Result<std::size_t> r;
-  switch (s.txn) {
-    case Txn::kCreate: {
-      CreateSessionRequestArgs a;
-      a.sequence = s.seq;
-      a.index = index;
-      a.ids = &config_.ids;
-      a.apn = &apns_[index % apns_.size()];
-      a.sgw_addr = n.addr;
-      a.sgw_teid = sgwTeid(index);
-      a.recovery = config_.recovery;
-      r = buildCreateSessionRequest(a, buf);
-      break;
-    }
-    case Txn::kModify:
-    case Txn::kUnknownTeid: {
-      ModifyBearerRequestArgs a;
-      a.sequence = s.seq;
-      a.header_teid = s.pgw_teid;
-      a.index = index;
-      a.ids = &config_.ids;
-      a.sgw_addr = n.addr;
-      a.modify_count = s.modifies_total;
-      r = buildModifyBearerRequest(a, buf);
-      break;
-    }
-    case Txn::kModifyBearerCommand: {
-      BearerModificationArgs a;
-      a.sequence = s.seq;
-      a.header_teid = s.pgw_teid;
-      a.apn_ambr = commandedAmbr(index);
-      a.qos = commandedQos();
-      r = buildBearerModification(MessageType::kModifyBearerCommand, a, buf);
-      break;
-    }
-    case Txn::kDelete:
-    case Txn::kCount:
-      r = buildDeleteSessionRequest(s.seq, s.pgw_teid, kDefaultEbi, buf);
-      break;
-  }
-  if (!r) {
-    ++stats_.internal_errors;
-    return false;
-  }
-  outbox_.commit(n.socket, to, *r);
-  return true;
-}
-
-void SgwEngine::forget(uint32_t index) noexcept {
-  Sub& s = subs_[index];
-  Node& n = nodes_[nodeOf(index)];
-  n.table.erase(s.seq);
-  n.recent.remember(s.seq, true);
-  --outstanding_;
-}
-
-void SgwEngine::abandon(uint32_t index) noexcept {
-  Sub& s = subs_[index];
-  forget(index);
-  if (attachedDuring(s.txn) && sessions_up_ > 0) --sessions_up_;
-  s.state = State::kAbandoned;
-  ++finished_;
-}
-
-int64_t SgwEngine::nextTimer() const noexcept {
-  return outstanding_list_.nextDeadline();
-}
-
-void SgwEngine::onTimers(int64_t now) noexcept {
-  while (outstanding_list_.head() != kNil) {
-    const uint32_t index = outstanding_list_.head();
-    Sub& s = subs_[index];
-    if (s.deadline > now) break;
-    outstanding_list_.remove(index);
-    const auto t = static_cast<std::size_t>(s.txn);
-    if (s.retries < config_.n3) {
-      ++s.retries;
-      ++stats_.retransmissions[t];
-      if (!send(index)) {
-        abandon(index);
-        continue;
+  // A probe has no session: it goes to --proxy.
+  return sendBuilt(n, destination(index), [&](std::span<uint8_t> buf) -> gtp::Result<std::size_t> {
+    switch (s.txn) {
+      case Txn::kCreate: {
+        CreateSessionRequestArgs a;
+        a.sequence = s.seq;
+        a.index = index;
+        a.ids = &config_.ids;
+        a.apn = &apns_[index % apns_.size()];
+        a.sgw_addr = n.addr;
+        a.sgw_teid = sgwTeid(index);
+        a.recovery = config_.recovery;
+        return buildCreateSessionRequest(a, buf);
       }
-      outstanding_list_.append(index, now + config_.t3_ns);
-    } else {
-      ++stats_.timeouts[t];
-      abandon(index);
+      case Txn::kModify:
+      case Txn::kUnknownTeid: {
+        ModifyBearerRequestArgs a;
+        a.sequence = s.seq;
+        a.header_teid = s.pgw_teid;
+        a.index = index;
+        a.ids = &config_.ids;
+        a.sgw_addr = n.addr;
+        a.modify_count = s.modifies_total;
+        return buildModifyBearerRequest(a, buf);
+      }
+      case Txn::kModifyBearerCommand: {
+        BearerModificationArgs a;
+        a.sequence = s.seq;
+        a.header_teid = s.pgw_teid;
+        a.apn_ambr = commandedAmbr(index);
+        a.qos = commandedQos();
+        return buildBearerModification(MessageType::kModifyBearerCommand, a, buf);
+      }
+      case Txn::kDelete:
+      case Txn::kCount: break;
     }
-  }
+    return buildDeleteSessionRequest(s.seq, s.pgw_teid, kDefaultEbi, buf);
+  });
 }
 
 bool SgwEngine::learnPgwAddress(const Node& n, const gtp::v2::FTeid& f, IpAddress& out) noexcept {
@@ -379,41 +140,24 @@ bool SgwEngine::learnPgwAddress(const Node& n, const gtp::v2::FTeid& f, IpAddres
   return true;
 }
 
-void SgwEngine::answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept {
-  auto buf = outbox_.reserve(n.socket);
-  auto r = buildEchoResponse(seq, config_.recovery, buf);
-  if (!r) {
-    ++stats_.internal_errors;
-    return;
-  }
-  outbox_.commit(n.socket, from, *r);
-  ++stats_.echo_requests_answered;
-}
-
 void SgwEngine::sendAnswer(Node& n, const Endpoint& to, uint32_t seq,
                            const AnswerCache::Answer& a) noexcept {
-  auto buf = outbox_.reserve(n.socket);
-  gtp::Result<std::size_t> r;
-  if (a.type == MessageType::kCreateBearerResponse) {
-    CreateBearerResponseArgs args;
-    args.sequence = seq;
-    args.header_teid = a.header_teid;
-    args.cause = a.cause;
-    args.ebi = a.ebi;
-    args.imsi = config_.ids.imsi(a.index);
-    args.sgw_addr = n.addr;
-    args.pgw_u_addr = a.pgw_u_addr;
-    r = buildCreateBearerResponse(args, buf);
-  } else if (a.type == MessageType::kDeleteBearerResponse && !a.bearer_context) {
-    r = buildDeleteBearerResponse(seq, a.header_teid, a.cause, a.ebi, buf);
-  } else {
-    r = buildBearerResponse(a.type, seq, a.header_teid, a.cause, a.ebi, buf);
-  }
-  if (!r) {
-    ++stats_.internal_errors;
-    return;
-  }
-  outbox_.commit(n.socket, to, *r);
+  sendBuilt(n, to, [&](std::span<uint8_t> buf) -> gtp::Result<std::size_t> {
+    if (a.type == MessageType::kCreateBearerResponse) {
+      CreateBearerResponseArgs args;
+      args.sequence = seq;
+      args.header_teid = a.header_teid;
+      args.cause = a.cause;
+      args.ebi = a.ebi;
+      args.imsi = config_.ids.imsi(a.index);
+      args.sgw_addr = n.addr;
+      args.pgw_u_addr = a.pgw_u_addr;
+      return buildCreateBearerResponse(args, buf);
+    }
+    if (a.type == MessageType::kDeleteBearerResponse && !a.bearer_context)
+      return buildDeleteBearerResponse(seq, a.header_teid, a.cause, a.ebi, buf);
+    return buildBearerResponse(a.type, seq, a.header_teid, a.cause, a.ebi, buf);
+  });
 }
 
 bool SgwEngine::attachedOn(uint32_t node, uint32_t teid, uint32_t& index) const noexcept {
@@ -421,9 +165,7 @@ bool SgwEngine::attachedOn(uint32_t node, uint32_t teid, uint32_t& index) const 
   // A creation still in flight has no peer TEID to answer to yet.
   switch (subs_[index].state) {
     case State::kEstablished:
-    case State::kModifying:
-    case State::kDeleting:
-    case State::kCommanding:
+    case State::kBusy:
     case State::kWaiting: return true;
     default: return false;
   }
@@ -559,12 +301,7 @@ void SgwEngine::deleteDedicatedBearer(uint32_t node, const BearerRequestView& v,
   a.ebi = kDedicatedEbi;
   s.dedicated = Dedicated::kGone;
   ++stats_.procedures[at(Procedure::kDeleteBearer)].completed;
-  if (s.state == State::kWaiting) {
-    // It waited for this to detach.
-    --waiting_;
-    s.state = State::kEstablished;
-    push(nodes_[node], index);
-  }
+  if (s.state == State::kWaiting) endWait(index);  // it waited for this to detach
 }
 
 void SgwEngine::triggeredUpdateBearer(uint32_t node, const BearerRequestView& v,
@@ -642,60 +379,8 @@ void SgwEngine::onProbeAnswer(uint32_t index, const ResponseView& v, int64_t now
 }
 
 void SgwEngine::deleteByNetwork(uint32_t index) noexcept {
-  Sub& s = subs_[index];
-  // An established subscriber waits in its node's queue; a waiting one
-  // nowhere; one with a transaction in flight has it cancelled.
-  const bool queued = s.state == State::kEstablished;
-  if (s.state == State::kWaiting) {
-    --waiting_;
-  } else if (!queued) {
-    outstanding_list_.remove(index);
-    forget(index);
-    ++stats_.transactions_cancelled;
-  }
   ++stats_.sessions_deleted_by_network;
-  if (sessions_up_ > 0) --sessions_up_;
-  // Detached: lifecycle attaches it again (a cycle has ended), modify-only
-  // and hold leave it alone.
-  s.state = State::kIdle;
-  ++s.cycles_done;
-  if (!queued) {
-    afterCompletion(index);
-  } else if (config_.cycles != 0 && s.cycles_done >= config_.cycles) {
-    s.state = State::kDone;  // startNext() drops it from the queue
-    ++finished_;
-  }
-}
-
-void SgwEngine::finish(uint32_t index, int64_t now) noexcept {
-  Sub& s = subs_[index];
-  Node& n = nodes_[nodeOf(index)];
-  outstanding_list_.remove(index);
-  n.table.erase(s.seq);
-  n.recent.remember(s.seq, false);
-  --outstanding_;
-  const auto t = static_cast<std::size_t>(s.txn);
-  ++stats_.completed[t];
-  if (s.measured) {
-    stats_.latency[t].record(static_cast<uint64_t>(now - s.first_sent));
-    if (now <= window_end_) ++stats_.completed_in_window;
-  }
-}
-
-void SgwEngine::afterCompletion(uint32_t index) noexcept {
-  Sub& s = subs_[index];
-  Node& n = nodes_[nodeOf(index)];
-  if (s.state == State::kEstablished) {
-    push(n, index);
-  } else if (s.state == State::kIdle) {
-    if (config_.cycles != 0 && s.cycles_done >= config_.cycles) {
-      s.state = State::kDone;
-      ++finished_;
-    } else if (phase_ == SgwPhase::kLifecycle || phase_ == SgwPhase::kIdle) {
-      push(n, index);
-    }
-    // Modify-only: a subscriber rejected at attach or detached stays out.
-  }
+  detachByNetwork(index);
 }
 
 void SgwEngine::onDatagram(uint32_t node, const Endpoint& from, std::span<const uint8_t> bytes,
@@ -728,7 +413,9 @@ void SgwEngine::onMessage(uint32_t node, const Endpoint& from, int64_t now) noex
   Txn txn;
   switch (type) {
     case MessageType::kEchoRequest:
-      answerEcho(n, from, h.sequence_number);
+      answerEcho(n, from, [&](std::span<uint8_t> buf) {
+        return buildEchoResponse(h.sequence_number, config_.recovery, buf);
+      });
       return;
     case MessageType::kDeleteBearerRequest:
       onNetworkRequest(node, from, now);
@@ -753,21 +440,9 @@ void SgwEngine::onMessage(uint32_t node, const Endpoint& from, int64_t now) noex
   }
 
   uint32_t index = 0;
-  if (!n.table.find(h.sequence_number, index)) {
-    if (bool timed_out = false; n.recent.find(h.sequence_number, timed_out)) {
-      ++(timed_out ? stats_.late_responses : stats_.duplicate_responses);
-      return;
-    }
-    uint32_t owner = 0;
-    if (h.teidPresent() && indexOfTeid(h.teid, owner) && nodeOf(owner) == node &&
-        (subs_[owner].state == State::kCreating || subs_[owner].state == State::kModifying ||
-         subs_[owner].state == State::kDeleting || subs_[owner].state == State::kCommanding)) {
-      mismatches_.count(Mismatch::kSgwSequenceNumber);
-    } else {
-      mismatches_.count(Mismatch::kSgwUnmatchedResponse);
-    }
+  if (!matchResponse(node, h.sequence_number, h.teidPresent(), h.teid,
+                     Mismatch::kSgwUnmatchedResponse, Mismatch::kSgwSequenceNumber, index))
     return;
-  }
   Sub& s = subs_[index];
   // A probe is a Modify Bearer Request too.
   if (s.txn != txn && !(txn == Txn::kModify && s.txn == Txn::kUnknownTeid)) {
@@ -778,11 +453,7 @@ void SgwEngine::onMessage(uint32_t node, const Endpoint& from, int64_t now) noex
   auto mandatory = gtp::v2::checkMandatory(message_);
   auto view = viewResponse(message_);
   if (!mandatory || !view) {
-    malformed_.count(!mandatory ? mandatory.error().code : view.error().code);
-    finish(index, now);
-    if (attachedDuring(txn) && sessions_up_ > 0) --sessions_up_;
-    s.state = State::kAbandoned;
-    ++finished_;
+    malformedAnswer(index, !mandatory ? mandatory.error().code : view.error().code, now);
     return;
   }
   if (txn == Txn::kUnknownTeid) {
@@ -811,16 +482,14 @@ void SgwEngine::onMessage(uint32_t node, const Endpoint& from, int64_t now) noex
       if (accepted) {
         if (ms.has(Mismatch::kSgwPgwFteidInvalid)) {
           // No usable F-TEID: the session cannot be continued.
-          s.state = State::kAbandoned;
-          ++finished_;
+          drop(index);
           return;
         }
         ++stats_.sessions_created;
         if (IpAddress pgw; view->pgw_u && fteidSoleAddress(*view->pgw_u, pgw))
           stats_.split.add(pgw);
-        if (!learnPgwAddress(n, *view->pgw_c, s.pgw_addr)) {
-          s.state = State::kAbandoned;
-          ++finished_;
+        if (!learnPgwAddress(n, *view->pgw_c, s.peer_addr)) {
+          drop(index);
           return;
         }
         s.pgw_teid = view->pgw_c->teid;

@@ -23,9 +23,10 @@
 //
 // SgwEngine is pure logic driven by the runner's event loop: tokens from the
 // pacer start transactions (issue()), datagrams arrive (onDatagram()), and
-// timers fire (onTimers()); it sends through an Outbox. All state is
-// allocated in the constructor: the per-datagram path does not allocate,
-// throw or log. One thread only.
+// timers fire (onTimers()); it sends through an Outbox. The load itself
+// (queues, tokens, retransmissions) is AccessCore's, shared with the SGSNs.
+// All state is allocated in the constructor: the per-datagram path does not
+// allocate, throw or log. One thread only.
 #pragma once
 
 #include <bitset>
@@ -38,11 +39,10 @@
 
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
+#include "tools/peer/access_core.h"
 #include "tools/peer/answer_cache.h"
-#include "tools/peer/hash_index.h"
 #include "tools/peer/messages.h"
 #include "tools/peer/outbox.h"
-#include "tools/peer/requests.h"
 #include "tools/peer/stats.h"
 #include "tools/peer/udp.h"
 
@@ -59,146 +59,58 @@ struct SgwNodeConfig {
   std::optional<IpAddress> failover;
 };
 
-struct SgwConfig {
+struct SgwConfig : AccessConfig {
   std::vector<SgwNodeConfig> nodes;
-  bool relay = false;   // a bare relay instead of a proxy: every request to the node's `proxy`
-  Identities ids;
-  std::vector<std::string> apns{"internet"};
-  uint32_t modifies = 1;     // Modify Bearer transactions per attach
-  uint32_t cycles = 0;       // attach..detach cycles per subscriber; 0: unlimited
-  int64_t t3_ns = 3'000'000'000;
-  uint32_t n3 = 2;
-  // A Delete Bearer Request repeated within this long gets the first answer.
-  int64_t duplicate_window_ns = kDuplicateWindowNs;
-  bool same_sequence = false;
-  uint32_t sequence_seed = 0;  // first sequence number (per node unless same_sequence)
-  std::bitset<256> expected_rejections;
   std::vector<IpAddress> local_pgws;      // PGWs of this process, if any
   std::vector<uint8_t> local_pgw_causes;  // their --pgw-cause (0: none)
-  uint8_t recovery = 1;
-  bool allow_non_loopback = false;
   bool dedicated_bearer = false;  // the PGWs create, update and delete a dedicated bearer
   bool commands = false;          // two Modify Bearer Commands per attach
   uint32_t unknown_teid = 0;      // probes of TEIDs the proxy never gave
   uint64_t probe_seed = 1;        // of the probes' TEIDs
 };
 
-// What a token does.
-enum class SgwPhase : uint8_t {
-  kIdle,       // nothing: tokens are not taken
-  kLifecycle,  // each subscriber's next step: attach, modify x N, detach, again
-  kAttach,     // attach every subscriber once
-  kModify,     // Modify Bearer on attached subscribers
-  kDetach,     // detach every attached subscriber
+struct SgwSub : AccessSub<Txn> {
+  // The session's dedicated bearer as the network made it so far.
+  enum class Dedicated : uint8_t { kNone, kUp, kUpdated, kGone };
+  uint32_t pgw_teid = 0;  // header TEID of later requests (of the probe, while kProbing)
+  uint8_t commands_done = 0;
+  Dedicated dedicated = Dedicated::kNone;
 };
 
-class SgwEngine {
+struct SgwNode : AccessNode {
+  std::optional<IpAddress> failover;
+};
+
+class SgwEngine final : public AccessCore<SgwEngine, SgwSub, SgwNode, Txn, SgwStats> {
  public:
   SgwEngine(SgwConfig config, Outbox& outbox, SgwStats& stats, MismatchCounters& mismatches,
             MalformedCounters& malformed);
 
-  // Tokens now start `phase` steps; `measured` marks the transactions they
-  // start for latency and throughput.
-  void setPhase(SgwPhase phase, bool measured) noexcept;
-  // Completions after `t` no longer count toward the measured throughput.
-  void setWindowEnd(int64_t t) noexcept { window_end_ = t; }
-
-  // Starts up to `tokens` transactions; returns how many started. A token
-  // that finds no subscriber free is counted in SgwStats::starved.
-  uint64_t issue(uint64_t tokens, int64_t now) noexcept;
-  // A datagram received on node `node`'s socket from `from`.
   void onDatagram(uint32_t node, const Endpoint& from, std::span<const uint8_t> bytes,
-                  int64_t now) noexcept;
-  // Retransmissions and timeouts due at `now`.
-  void onTimers(int64_t now) noexcept;
-  // When onTimers() next has work (max int64 when none).
-  int64_t nextTimer() const noexcept;
+                  int64_t now) noexcept override;
 
-  uint64_t outstanding() const noexcept { return outstanding_; }
-  uint64_t sessionsUp() const noexcept { return sessions_up_; }
-  // Subscribers that would detach but wait for the network to delete their
-  // dedicated bearer.
-  uint64_t waitingForNetwork() const noexcept { return waiting_; }
-  // The phase has nothing more to start (attach: all attempted; detach: all
-  // attempted; lifecycle: every subscriber finished its cycles).
-  bool phaseExhausted() const noexcept;
-
-  // The control TEID node-side for subscriber `index`, and back.
-  uint32_t sgwTeid(uint32_t index) const noexcept;
-  bool indexOfTeid(uint32_t teid, uint32_t& index) const noexcept;
+  // The control TEID node-side for subscriber `index` (and back: indexOfTeid()).
+  uint32_t sgwTeid(uint32_t index) const noexcept { return controlTeid(index); }
 
  private:
-  static constexpr uint32_t kNil = std::numeric_limits<uint32_t>::max();
+  friend class AccessCore<SgwEngine, SgwSub, SgwNode, Txn, SgwStats>;
+  using Dedicated = SgwSub::Dedicated;
 
-  enum class State : uint8_t {
-    kIdle, kCreating, kEstablished, kModifying, kDeleting, kDone, kAbandoned,
-    kCommanding,  // a Modify Bearer Command awaits its triggered request or failure indication
-    kProbing,     // not attached; an unknown-TEID probe awaits its answer
-    kWaiting,     // attached, done, out of the queue until its dedicated bearer is deleted
-  };
-  // The session's dedicated bearer as the network made it so far.
-  enum class Dedicated : uint8_t { kNone, kUp, kUpdated, kGone };
-
-  struct Sub {
-    int64_t first_sent = 0;
-    int64_t deadline = 0;
-    uint32_t pgw_teid = 0;  // header TEID of later requests (of the probe, while kProbing)
-    uint32_t seq = 0;
-    uint32_t prev = kNil;   // outstanding list, in deadline order
-    uint32_t next = kNil;
-    uint32_t qnext = kNil;  // node queue
-    uint32_t cycles_done = 0;
-    uint32_t modifies_total = 0;
-    uint16_t modifies_done = 0;
-    uint8_t commands_done = 0;
-    Dedicated dedicated = Dedicated::kNone;
-    State state = State::kIdle;
-    Txn txn = Txn::kCreate;
-    uint8_t retries = 0;
-    bool measured = false;
-    // Where later requests go: the control F-TEID's address in the node's
-    // family (the proxy's), checked safe when it was learnt.
-    IpAddress pgw_addr{};
-  };
-
-  // Requests recently answered or timed out, per node.
-  static constexpr std::size_t kRecent = 4096;
-
-  struct Node {
-    IpAddress addr{};
-    Endpoint proxy{};
-    std::optional<IpAddress> failover;
-    uint32_t socket = 0;
-    uint32_t seq_next = 0;
-    uint32_t q_head = kNil, q_tail = kNil, q_size = 0;
-    uint32_t attach_left = 0;  // kAttach: subscribers not yet attempted
-    HashIndex<uint32_t> table;  // outstanding requests: sequence number -> subscriber
-    RecentRequests recent;
-  };
-
-  uint32_t nodeOf(uint32_t index) const noexcept {
-    return static_cast<uint32_t>(index % nodes_.size());
-  }
-  void push(Node& n, uint32_t index) noexcept;
-  uint32_t pop(Node& n) noexcept;
-  bool startNext(Node& n, int64_t now) noexcept;
-  // Lifecycle: what established subscriber `s` does next (modify, command,
-  // detach).
-  Txn nextStep(const Sub& s) const noexcept;
-  void start(uint32_t index, Txn txn, int64_t now) noexcept;
+  static constexpr Txn kAttachTxn = Txn::kCreate;
+  static constexpr Txn kModifyTxn = Txn::kModify;
+  static constexpr Txn kDetachTxn = Txn::kDelete;
+  // Transactions of an attached subscriber: one that fails ends its session.
+  static bool attachedDuring(Txn t) noexcept { return t != Txn::kCreate && t != Txn::kUnknownTeid; }
+  // Lifecycle: a probe or attach when idle; once attached, modify, command,
+  // detach (nullopt: waits for the dedicated bearer's deletion first).
+  std::optional<Txn> lifecycleStep(uint32_t index) noexcept;
+  void startTxn(uint32_t index, Txn txn, int64_t now) noexcept;
   uint32_t nextProbeTeid() noexcept;
   bool send(uint32_t index) noexcept;
-  void finish(uint32_t index, int64_t now) noexcept;
-  // Drops the outstanding request of `index` (already off the timer list):
-  // an answer that still comes counts as late.
-  void forget(uint32_t index) noexcept;
-  void abandon(uint32_t index) noexcept;
-  void afterCompletion(uint32_t index) noexcept;
   // Where subscriber requests go after an accepted creation whose PGW control
   // F-TEID is `f`: its address in node `n`'s family. False when there is
   // none, or it is not loopback and the run does not allow that.
   bool learnPgwAddress(const Node& n, const gtp::v2::FTeid& f, IpAddress& out) noexcept;
-  void answerEcho(Node& n, const Endpoint& from, uint32_t seq) noexcept;
   // Subscriber `index` has control TEID `teid` on node `node` and is attached.
   bool attachedOn(uint32_t node, uint32_t teid, uint32_t& index) const noexcept;
   // Handles `message_`, received on node `node` from `from`.
@@ -233,27 +145,10 @@ class SgwEngine {
   void sendAnswer(Node& n, const Endpoint& to, uint32_t seq, const AnswerCache::Answer& a) noexcept;
 
   SgwConfig config_;
-  Outbox& outbox_;
-  SgwStats& stats_;
-  MismatchCounters& mismatches_;
-  MalformedCounters& malformed_;
   std::vector<gtp::v2::Apn> apns_;
-  std::vector<Sub> subs_;
-  std::vector<Node> nodes_;
   AnswerCache answers_;  // to the network's requests, all nodes together
-  uint32_t teid_multiplier_ = 0x9e3779b1u;
-  uint32_t teid_inverse_ = 0;
-  DeadlineList<Sub> outstanding_list_{subs_};  // requests awaiting their answer
-  uint64_t outstanding_ = 0;
-  uint64_t sessions_up_ = 0;
-  uint64_t finished_ = 0;  // subscribers done or abandoned
-  uint64_t waiting_ = 0;   // subscribers kWaiting
   uint64_t probes_left_ = 0;
   uint64_t probe_rng_ = 1;
-  std::size_t rr_ = 0;
-  SgwPhase phase_ = SgwPhase::kIdle;
-  bool measured_ = false;
-  int64_t window_end_ = std::numeric_limits<int64_t>::max();
   gtp::v2::Message message_;
 };
 

@@ -17,7 +17,7 @@
 namespace gtpcp::peer {
 
 struct SocketReport {
-  std::string role;  // "sgw" or "pgw"
+  std::string role;  // "sgw", "pgw", "sgsn" or "ggsn"
   Endpoint local{};
   uint64_t drops = 0;  // SO_RXQ_OVFL
   int rcvbuf = 0;
@@ -28,14 +28,17 @@ struct RunReport {
   const RunConfig* config = nullptr;
   const SgwStats* sgw = nullptr;                // null without the SGW role
   const std::vector<PgwNodeStats>* pgw = nullptr;  // null without the PGW role
+  const SgsnStats* sgsn = nullptr;                  // null without the SGSN role
+  const std::vector<GgsnNodeStats>* ggsn = nullptr;  // null without the GGSN role
   MismatchCounters mismatches;
   MalformedCounters malformed;
   double elapsed_s = 0;       // whole run
   double window_s = 0;        // the measured window
-  uint64_t sgw_sessions_up = 0;   // at the end, as the SGWs see them
+  // The access side (SGWs or SGSNs) and the gateway side (PGWs or GGSNs).
+  uint64_t sgw_sessions_up = 0;   // at the end, as the access side sees them
   uint64_t outstanding = 0;       // requests still unanswered at the end
   uint64_t sgw_waiting = 0;       // subscribers still waiting for the network at the end
-  uint64_t pgw_outstanding = 0;   // the PGWs' own requests still unanswered at the end
+  uint64_t pgw_outstanding = 0;   // the gateways' own requests still unanswered at the end
   uint64_t schedule_lagged = 0;   // tokens the emulator itself could not issue in time
   uint64_t send_full = 0;         // datagrams refused by a full socket buffer
   uint64_t send_errors = 0;
@@ -51,6 +54,24 @@ struct RunReport {
 // subscriber left waiting for the network; expected rejections are fine),
 // else 1.
 int exitStatusOf(const RunReport& r) noexcept;
+
+// What went wrong, for the benchmark: `checks_failed` (every mismatch) and
+// `errors`, what a load generator counts as failed transactions: timeouts,
+// unexpected causes, malformed datagrams, Version Not Supported and Error
+// Indications received, messages the emulator could not build.
+struct ErrorCounts {
+  uint64_t timeouts = 0;
+  uint64_t unexpected_causes = 0;
+  uint64_t malformed = 0;
+  uint64_t version_not_supported = 0;
+  uint64_t error_indications = 0;
+  uint64_t internal_errors = 0;
+  uint64_t total() const noexcept {
+    return timeouts + unexpected_causes + malformed + version_not_supported + error_indications +
+           internal_errors;
+  }
+};
+ErrorCounts errorCounts(const RunReport& r) noexcept;
 
 nlohmann::json toJson(const RunReport& r);
 void printSummary(const RunReport& r, std::ostream& out);
