@@ -299,17 +299,22 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
 
   f->epoll_ = epoll_create1(EPOLL_CLOEXEC);
   if (f->epoll_ < 0) return tl::unexpected(errnoText("epoll_create1"));
-  std::vector<int> watched = f->sockets_;
-  for (int fd : f->new_sockets_)
-    if (fd >= 0) watched.push_back(fd);
-  watched.push_back(f->doorbell_);
-  for (std::size_t i = 0; i < watched.size(); ++i) {
-    const int fd = watched[i];
+  // data.u64: the socket's index, with kFreshTag for a new-session socket;
+  // kDoorbellTag for the doorbell.
+  auto watch = [&](int fd, uint64_t tag) {
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.u64 = i;
-    if (epoll_ctl(f->epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) return tl::unexpected(errnoText("epoll_ctl"));
-  }
+    ev.data.u64 = tag;
+    return epoll_ctl(f->epoll_, EPOLL_CTL_ADD, fd, &ev) == 0;
+  };
+  for (std::size_t i = 0; i < f->sockets_.size(); ++i)
+    if (!watch(f->sockets_[i], i)) return tl::unexpected(errnoText("epoll_ctl"));
+  for (std::size_t i = 0; i < f->new_sockets_.size(); ++i)
+    if (f->new_sockets_[i] >= 0 && !watch(f->new_sockets_[i], kFreshTag | i)) return tl::unexpected(errnoText("epoll_ctl"));
+  if (!watch(f->doorbell_, kDoorbellTag)) return tl::unexpected(errnoText("epoll_ctl"));
+  // Everything may hold datagrams at the start.
+  f->readable_.assign(f->sockets_.size(), 1);
+  f->readable_fresh_.assign(f->new_sockets_.size(), 1);
   f->rx_ = std::make_unique<ReceiveBuffers>(options.batch);
   f->rx_->overflow.assign(f->sockets_.size() * 2, 0);
   f->sender_ = std::make_unique<Sender>(f->sockets_, options.batch, *f->shm_);
@@ -333,18 +338,18 @@ Forwarder::~Forwarder() {
   if (epoll_ >= 0) close(epoll_);
 }
 
-bool Forwarder::receive(std::size_t socket, bool fresh) noexcept {
+int Forwarder::receive(std::size_t socket, bool fresh) noexcept {
   ReceiveBuffers& rx = *rx_;
   const std::size_t batch = rx.msgs.size();
   const int fd = fresh ? new_sockets_[socket] : sockets_[socket];
-  if (fd < 0) return false;
+  if (fd < 0) return 0;
   uint32_t& overflow = rx.overflow[fresh ? sockets_.size() + socket : socket];
   rx.reset(batch);
   const int n = recvmmsg(fd, rx.msgs.data(), static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
   if (n <= 0) {
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
       shm_->counters.receive_errors.add();
-    return false;
+    return 0;
   }
   const uint64_t now = monotonicNs();
   // Creations that waited in the kernel longer than this are refused at once.
@@ -388,7 +393,19 @@ bool Forwarder::receive(std::size_t socket, bool fresh) noexcept {
     }
     dispatcher_->dispatch(meta, bytes);
   }
-  return true;
+  return n;
+}
+
+void Forwarder::pollReadable(int timeout_ms) noexcept {
+  epoll_event events[16];
+  const int n = epoll_wait(epoll_, events, 16, timeout_ms);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t tag = events[i].data.u64;
+    if (tag == kDoorbellTag) continue;
+    const std::size_t index = tag & ~kFreshTag;
+    auto& readable = (tag & kFreshTag) ? readable_fresh_ : readable_;
+    if (index < readable.size()) readable[index] = 1;
+  }
 }
 
 bool Forwarder::drainEgress() noexcept {
@@ -445,8 +462,7 @@ void Forwarder::sleep() noexcept {
         timeout_ms = static_cast<int>((due - now + 999'999) / 1'000'000);
       }
     }
-    epoll_event events[8];
-    epoll_wait(epoll_, events, 8, timeout_ms);
+    pollReadable(timeout_ms);
     shm_->counters.wakeups.add();
   }
   shm_->sleeping.store(0, std::memory_order_relaxed);
@@ -483,12 +499,21 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
 
   while (!stop.load(std::memory_order_relaxed)) {
     bool work = false;
+    const auto batch = static_cast<int>(rx_->msgs.size());
     for (std::size_t s = 0; s < sockets_.size(); ++s) {
       // A few batches per socket per turn keeps one busy socket from starving
       // the egress side; sessions that are up get four for each batch of
-      // creations.
-      for (int round = 0; round < 4 && receive(s, false); ++round) work = true;
-      work |= receive(s, true);
+      // creations. A short batch means the socket is empty for now.
+      for (int round = 0; round < 4 && readable_[s]; ++round) {
+        const int n = receive(s, false);
+        work |= n > 0;
+        if (n < batch) readable_[s] = 0;
+      }
+      if (s < readable_fresh_.size() && readable_fresh_[s]) {
+        const int n = receive(s, true);
+        work |= n > 0;
+        if (n < batch) readable_fresh_[s] = 0;
+      }
     }
     dispatcher_->flush();
     if (health_ != nullptr) health_->tick(monotonicNs(), *sender_);
@@ -500,7 +525,11 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
     // A1: pairs with R1 in the control server (routingInForce() acquires).
     if (control_ != nullptr && control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_)
       reloadRouting();
-    if (!work) sleep();
+    if (!work) {
+      sleep();
+    } else {
+      pollReadable(0);  // what arrived during this turn
+    }
   }
   // What the workers answered before they stopped still goes out.
   for (int round = 0; round < 64 && drainEgress(); ++round) {

@@ -1,13 +1,16 @@
 // gtpcp-forwarder's main loop: the group's GTP-C sockets on one side, the
 // workers' rings on the other.
 //
-// Each turn receives a batch from every socket (recvmmsg) and dispatches it
-// (Dispatcher), then drains the workers' egress rings into sendmmsg batches,
-// sending straight from ring memory. With nothing to do it announces that it
-// sleeps (ForwarderShm::sleeping) and waits in epoll_wait on the sockets and
-// on a unix datagram socket the workers write one byte to when they publish
-// egress while it sleeps: a busy forwarder makes no system call beyond the
-// batch receives and sends.
+// Each turn receives batches from the sockets that have datagrams (recvmmsg)
+// and dispatches them (Dispatcher), then drains the workers' egress rings into
+// sendmmsg batches, sending straight from ring memory. A socket is read until
+// a batch comes back short, then only again once epoll says it is readable:
+// each turn that did work ends with a non-blocking epoll_wait, so a socket
+// with nothing waiting costs no system call (at low rates a turn per datagram
+// used to cost a recvmmsg that found nothing on every socket, twice). With
+// nothing to do it announces that it sleeps (ForwarderShm::sleeping) and
+// waits in epoll_wait on the sockets and on a unix datagram socket the
+// workers write one byte to when they publish egress while it sleeps.
 #pragma once
 
 #include <atomic>
@@ -90,7 +93,10 @@ class Forwarder {
   class Sender;
   // One batch from address `socket`'s session socket, or its new-session
   // socket when `fresh`.
-  bool receive(std::size_t socket, bool fresh) noexcept;
+  // Datagrams received, 0 when none (or no such socket).
+  int receive(std::size_t socket, bool fresh) noexcept;
+  // Marks the sockets epoll reports readable, waiting up to `timeout_ms`.
+  void pollReadable(int timeout_ms) noexcept;
   bool drainEgress() noexcept;
   bool egressPending() noexcept;
   void drainDoorbell() noexcept;
@@ -109,6 +115,12 @@ class Forwarder {
   std::vector<int> new_sockets_;  // per address: receives Create Session (PDP Context) Requests (-1: not steered)
   int epoll_ = -1;
   int doorbell_ = -1;
+  static constexpr uint64_t kFreshTag = uint64_t{1} << 32;
+  static constexpr uint64_t kDoorbellTag = ~uint64_t{0};
+  // Per address: whether its session socket (readable_) and new-session
+  // socket (readable_fresh_) may have datagrams waiting.
+  std::vector<uint8_t> readable_;
+  std::vector<uint8_t> readable_fresh_;
   std::unique_ptr<Sender> sender_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<GatewayHealth> health_;
