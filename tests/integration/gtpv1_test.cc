@@ -10,7 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "common/gtp/v1/builder.h"
+#include "common/gtp/v1/ies.h"
+#include "common/gtp/v1/message.h"
+#include "common/gtp/v1/validate.h"
 #include "tests/integration/fixture.h"
+#include "tests/support/udp.h"
 
 namespace gtpcp::integration {
 namespace {
@@ -112,6 +117,80 @@ TEST_F(Gtpv1Test, AGgsnLosingRequestsIsHelpedByTheSgsnsRetransmissionsThroughThe
   EXPECT_EQ(workers(s, "worker.sessions_created"), kSubscribers) << "no retransmitted creation made a second context";
   EXPECT_EQ(workers(s, "worker.sessions_deleted"), kSubscribers);
   EXPECT_GT(workers(s, "worker.requests_retransmitted") + workers(s, "worker.answers_replayed"), 0u);
+}
+
+TEST_F(Gtpv1Test, AGgsnRefusingWithATryAnotherCauseHandsItsActivationsToTheOther) {
+  // .21 refuses every primary activation with 199 (No resources
+  // available), which the document lists as try_another: the SGSNs never
+  // see it, every context is made on .22.
+  TestGroup& g = startGroup(
+      2, "version: 1\npools:\n  gn:\n    gtp_version: 1\n    gateways:\n      - {name: a, address: " + ip(21) +
+             "}\n      - {name: b, address: " + ip(22) +
+             "}\nrules:\n  - {name: gn, pool: gn}\nfailover: {try_another: [199], attempts: 2}\n" + kNoHealthChecks);
+  ASSERT_FALSE(HasFailure());
+  const auto r = run({"--ggsn-cause", ip(21) + "=199"});
+  expectClean(r);
+  EXPECT_EQ(r.value("/sessions/created"), kSubscribers);
+  EXPECT_EQ(r.value("/sessions/rejected"), 0u);
+  EXPECT_EQ(r.summary.at("split").value(ip(22), 0ull), kSubscribers);
+  const uint64_t refused = r.summary.at("ggsn").at(ip(21)).value("sessions_rejected", 0ull);
+  EXPECT_GT(refused, kSubscribers / 4);
+  const json s = settledStatus(g);
+  EXPECT_EQ(workers(s, "worker.creations_failed_over"), refused);
+  EXPECT_EQ(workers(s, "worker.sessions_created"), kSubscribers);
+  EXPECT_EQ(workers(s, "worker.sessions_deleted"), kSubscribers);
+}
+
+// A rule's v1 overrides, seen in the bytes the GGSN receives: the APN
+// rewritten (the message grows), Charging Characteristics and Selection
+// Mode set, the QoS Profile's maximum bit rates capped; IEs still in
+// ascending order and every mandatory IE whole.
+TEST_F(Gtpv1Test, ARulesOverridesReachTheGgsnInTheBytesOfTheCreation) {
+  namespace v1 = gtp::v1;
+  startGroup(2, "version: 1\npools:\n  gn:\n    gtp_version: 1\n    gateways:\n      - {name: a, address: " + ip(21) +
+                    "}\nrules:\n  - name: gn\n    pool: gn\n    overrides: {apn: iot.operator.example, "
+                    "charging_characteristics: 0x0800, selection_mode: 1, qos_cap: {uplink_kbps: 256, "
+                    "downlink_kbps: 512}}\n" +
+                    kNoHealthChecks);
+  ASSERT_FALSE(HasFailure());
+  testing::UdpSocket sgsn(net_.addr(11), 2123), ggsn(net_.addr(21), 2123);
+  const gtp::Ipv4 sgsn_ip = net_.addr(11);
+  std::vector<uint8_t> buf(512);
+  v1::Builder b(buf);
+  b.begin(v1::MessageType::kCreatePdpContextRequest, 0, 0x1234);
+  v1::Imsi imsi;
+  for (char c : std::string_view("901700000000555")) imsi.digits.push(c);
+  b.add(imsi);
+  b.add(v1::SelectionMode{0});
+  b.add(v1::TeidDataI{0xaaaa0002});
+  b.add(v1::TeidControlPlane{0xcccc0002});
+  b.add(v1::Nsapi{5});
+  b.addRaw(128, std::vector<uint8_t>{0xf1, 0x21});
+  v1::Apn apn;
+  for (char c : std::string_view("iot")) apn.text.push(c);
+  b.add(apn);
+  b.addRaw(133, std::vector<uint8_t>(sgsn_ip.octets.begin(), sgsn_ip.octets.end()));
+  b.addRaw(133, std::vector<uint8_t>{10, 11, 0, 2});
+  // 24.008 maximum bit rate uplink 576 kbps (0x80), downlink 8640 kbps (0xfe).
+  b.addRaw(135, std::vector<uint8_t>{0x02, 0x23, 0x92, 0x1f, 0x91, 0x97, 0x80, 0xfe, 0xfe, 0x4b, 0x11, 0x40, 0x40});
+  buf.resize(b.finish()->size());
+  ASSERT_TRUE(sgsn.sendTo(net_.addr(kProxyHost), 2123, buf));
+  auto got = ggsn.receive(3s);
+  ASSERT_TRUE(got) << "nothing reached the GGSN";
+  v1::Message m;
+  ASSERT_TRUE(m.decode(got->bytes));
+  EXPECT_TRUE(v1::checkMandatory(m, v1::Sender::kSgsn));
+  for (std::size_t i = 1; i < m.ieCount(); ++i) EXPECT_LE(m.ie(i - 1).type, m.ie(i).type) << "IE " << i;
+  EXPECT_EQ(v1::readNth<v1::Apn>(m)->text.view(), "iot.operator.example");
+  EXPECT_EQ(v1::readNth<v1::ChargingCharacteristics>(m)->value, 0x0800);
+  EXPECT_EQ(v1::readNth<v1::SelectionMode>(m)->value, 1);
+  const v1::Ie* qos = m.find(v1::IeType::kQosProfile);
+  ASSERT_NE(qos, nullptr);
+  const auto q = m.value(*qos);
+  EXPECT_EQ(std::vector<uint8_t>(q.begin(), q.end()),
+            (std::vector<uint8_t>{0x02, 0x23, 0x92, 0x1f, 0x91, 0x97, 0x58, 0x78, 0xfe, 0x4b, 0x11, 0x40, 0x40}))
+      << "256 and 512 kbps: 64 + (rate - 64) / 8";
+  EXPECT_EQ(workers(group_->status(), "worker.v1_qos_capped"), 1u);
 }
 
 }  // namespace
