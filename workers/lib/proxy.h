@@ -93,6 +93,8 @@ class Proxy {
   // A GGSN's PDU Notification Request (TEID 0, the subscriber by IMSI): to
   // the SGSN of the subscriber's contexts, under a session of its own.
   void relayPduNotification(V1Context& c) noexcept;
+  // A new GTPv1 session in `partition`, or nullptr (the request refused).
+  SessionShm* allocateV1Session(V1Context& c, uint16_t partition) noexcept;
   // A notification's session (no NSAPI) is over.
   void endNotification(SessionShm& session) noexcept;
   void finishCreatePdpContext(V1Context& c, TransactionShm& t, SessionShm& session) noexcept;

@@ -243,13 +243,8 @@ void Proxy::createPdpContext(V1Context& c) noexcept {
     rejectV1(c, kCauseNoResourcesAvailable);
     return;
   }
-  SessionShm* s = sessions_.allocate(partition);
-  if (s == nullptr) {
-    counters_.session_table_full.add();
-    rejectV1(c, kCauseNoResourcesAvailable);
-    return;
-  }
-  s->gtp_version = v1::kVersion;
+  SessionShm* s = allocateV1Session(c, partition);
+  if (s == nullptr) return;
   s->pool = selection->pool;
   s->rule = selection->rule;
   if (const v1::Ie* apn_ie = m.find(IeType::kApn)) {
@@ -368,13 +363,8 @@ void Proxy::relayPduNotification(V1Context& c) noexcept {
     rejectV1(c, 194);  // IMSI/IMEI not known
     return;
   }
-  SessionShm* s = sessions_.allocate(partition);
-  if (s == nullptr) {
-    counters_.session_table_full.add();
-    rejectV1(c, kCauseNoResourcesAvailable);
-    return;
-  }
-  s->gtp_version = v1::kVersion;
+  SessionShm* s = allocateV1Session(c, partition);
+  if (s == nullptr) return;
   s->pool = known->pool;
   s->rule = known->rule;
   s->gateway = known->gateway;
@@ -411,6 +401,17 @@ void Proxy::relayPduNotification(V1Context& c) noexcept {
   persistV1(*s, m, Leg::kGateway, 0);
   v1::patchSequenceNumber(c.bytes, sequence);  // TEID 0 stays: the SGSN has no context for it
   send(s->access_socket, destination, outgoingV1(c));
+}
+
+SessionShm* Proxy::allocateV1Session(V1Context& c, uint16_t partition) noexcept {
+  SessionShm* s = sessions_.allocate(partition);
+  if (s == nullptr) {
+    counters_.session_table_full.add();
+    rejectV1(c, kCauseNoResourcesAvailable);
+    return nullptr;
+  }
+  s->gtp_version = v1::kVersion;
+  return s;
 }
 
 void Proxy::endNotification(SessionShm& session) noexcept {
