@@ -15,8 +15,8 @@
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
-#include "watchdog/lib/heartbeat.h"
-#include "forwarder/lib/forwarder.h"
+#include "common/control/heartbeat.h"
+#include "lib/forwarder.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gtpcp-forwarder: receives and sends the group's GTP-C datagrams"};
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
                  "established sessions, and a surge of them delays the others");
   spdlog::info("group {} with {} workers", config->group, config->workers);
   // Beats for the thread watchdog; without it the process still runs.
-  auto heartbeat = gtpcp::watchdog::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), "forwarder");
+  auto heartbeat = gtpcp::control::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), "forwarder");
   if (heartbeat) {
     (*forwarder)->setHeartbeat(heartbeat->get());
   } else {

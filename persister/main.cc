@@ -12,8 +12,8 @@
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
-#include "watchdog/lib/heartbeat.h"
-#include "persister/lib/persister_runtime.h"
+#include "common/control/heartbeat.h"
+#include "lib/persister_runtime.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gtpcp-persister: session changes into Redis"};
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();
   spdlog::info("started: {} channels toward Redis", config->workers);
   // Beats for the thread watchdog; without it the process still runs.
-  auto heartbeat = gtpcp::watchdog::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), "persister");
+  auto heartbeat = gtpcp::control::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), "persister");
   if (heartbeat) {
     (*persister)->setHeartbeat(heartbeat->get());
   } else {

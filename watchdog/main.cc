@@ -13,8 +13,8 @@
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
-#include "tools/launcher/launcher.h"
-#include "watchdog/lib/watchdog_runtime.h"
+#include "common/group/process_control.h"
+#include "lib/watchdog_runtime.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gtpcp-thread-watchdog: replaces dead or hung processes of the group"};
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   gtpcp::log::init("watchdog", gtpcp::config::logLevelName(config->log.level),
                    gtpcp::group::pathsOf(*config).logFile("watchdog"));
 
-  gtpcp::launcher::Group group(*config, args.config_path, gtpcp::launcher::selfDirectory());
+  gtpcp::group::ProcessControl group(*config, args.config_path, gtpcp::group::selfDirectory());
   gtpcp::watchdog::SupervisorSettings settings;
   settings.timeout_ns = uint64_t{config->watchdog.timeout_ms} * 1'000'000;
   settings.max_restarts = config->watchdog.max_restarts;

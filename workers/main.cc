@@ -15,8 +15,8 @@
 #include "common/group/from_config.h"
 #include "common/group/process_main.h"
 #include "common/log/log.h"
-#include "watchdog/lib/heartbeat.h"
-#include "workers/lib/worker_runtime.h"
+#include "common/control/heartbeat.h"
+#include "lib/worker_runtime.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gtpcp-worker: GTP-C sessions and their translation"};
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   spdlog::info("{} worker {}/{}: {} sessions held", (*worker)->adopted() ? "resumed" : "started", index,
                config->workers, (*worker)->sessions().active());
   // Beats for the thread watchdog; without it the process still runs.
-  auto heartbeat = gtpcp::watchdog::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), gtpcp::group::Paths::workerName(index));
+  auto heartbeat = gtpcp::control::HeartbeatSender::open(gtpcp::group::pathsOf(*config).heartbeatEndpoint(), gtpcp::group::Paths::workerName(index));
   if (heartbeat) {
     (*worker)->setHeartbeat(heartbeat->get());
   } else {

@@ -1,17 +1,20 @@
 // The group's control segment: what the control server (gtpcp-thread-watchdog)
 // asks of every process, and each process's acknowledgement.
 //
-// Every process of the group creates or attaches it at start (whoever comes
-// first lays it out), so neither the start order nor a restart of the
-// control server loses a drain or a routing document in force.
+// Owner: `gtpcp start`, which makes it before it starts any process of the
+// group (segments.h); every process attaches to it. It outlives every
+// process, so neither the start order nor a restart of the control server
+// loses a drain or a routing document in force; `gtpcp stop` removes it.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
 
+#include "common/group/segments.h"
 #include "common/ring/segment.h"
 
 namespace gtpcp::group {
@@ -73,10 +76,16 @@ inline std::optional<RoutingInForce> routingInForce(const GroupControlShm& c) {
   return std::nullopt;
 }
 
-// Creates or attaches the group's control segment.
-inline ring::Result<ring::SharedSegment> openControl(const std::string& name) {
+// The launcher's end: makes the group's control segment, or finds the one a
+// group stopped with --keep-state left.
+inline ring::Result<ring::SharedSegment> createControl(const std::string& name) {
   return ring::SharedSegment::createOrAttach(name, sizeof(GroupControlShm), kControlSegmentKind, {},
                                              ring::Prefault::kYes);
+}
+// Every other process's end: waits up to `wait` for `gtpcp start` to have made it.
+inline ring::Result<ring::SharedSegment> attachControl(const std::string& name,
+                                                       std::chrono::milliseconds wait = kOwnerWait) {
+  return attachOwned(name, kControlSegmentKind, sizeof(GroupControlShm), kLauncherOwner, wait);
 }
 inline GroupControlShm& controlOf(ring::SharedSegment& segment) {
   return *static_cast<GroupControlShm*>(segment.payload());
@@ -85,7 +94,7 @@ inline GroupControlShm& controlOf(ring::SharedSegment& segment) {
 // The routing document a process starting now loads: the one the last
 // `gtpcp reload` put in force, else the configuration's (generation 0).
 inline RoutingInForce routingToLoad(const std::string& segment, const std::string& configured) {
-  auto control = openControl(segment);
+  auto control = attachControl(segment);
   if (control) {
     if (auto in_force = routingInForce(controlOf(*control))) return *in_force;
   }

@@ -27,6 +27,7 @@ std::string Paths::shm(std::string_view object) const {
 }
 
 std::string Paths::forwarderSegment() const { return shm("fwd"); }
+std::string Paths::gatewayTableSegment() const { return shm("gateways"); }
 
 std::string Paths::workerSegment(unsigned worker) const {
   return shm("w" + std::to_string(worker));
@@ -53,8 +54,8 @@ std::string Paths::persisterSegment() const { return shm("persister"); }
 std::string Paths::watchdogSegment() const { return shm("watchdog"); }
 std::string Paths::controlSegment() const { return shm("control"); }
 
-std::string Paths::forwarderDoorbellSocket() const { return run_dir_ + "/forwarder.bell"; }
-std::string Paths::persisterDoorbellSocket() const { return run_dir_ + "/persister.bell"; }
+std::string Paths::forwarderBellSocket() const { return run_dir_ + "/forwarder.bell"; }
+std::string Paths::persisterBellSocket() const { return run_dir_ + "/persister.bell"; }
 std::string Paths::embeddedRedisDir() const { return run_dir_ + "/redis"; }
 std::string Paths::recoveryFile() const { return run_dir_ + "/recovery"; }
 std::string Paths::heartbeatEndpoint() const { return "ipc://" + run_dir_ + "/heartbeats.ipc"; }

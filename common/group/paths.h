@@ -12,7 +12,7 @@ namespace gtpcp::group {
 
 // kPersist: a worker's session changes toward the persister. kLookup: a
 // worker's questions to the storage (a session by TEID, a partition's stored
-// TEIDs); kRestore: the persister's answers (workers/lib/restore.h).
+// TEIDs); kRestore: the persister's answers (common/session/lookup.h).
 enum class RingKind : uint8_t { kPriority, kNew, kEgress, kPersist, kLookup, kRestore };
 
 class Paths {
@@ -26,6 +26,7 @@ class Paths {
 
   // Shared-memory object names ("/gtpcp.<group>.<instance>.<object>").
   std::string forwarderSegment() const;
+  std::string gatewayTableSegment() const;  // the forwarder's health checks and Recovery, for the workers
   std::string workerSegment(unsigned worker) const;
   std::string ring(unsigned worker, RingKind kind) const;
   std::string workerDoorbell(unsigned worker) const;
@@ -34,8 +35,8 @@ class Paths {
   std::string controlSegment() const;  // the control server's commands to every process
 
   // Files and sockets in the run directory.
-  std::string forwarderDoorbellSocket() const;  // unix datagram socket the forwarder sleeps on
-  std::string persisterDoorbellSocket() const;  // and the persister
+  std::string forwarderBellSocket() const;  // unix datagram socket the forwarder sleeps on (common/ring/bell.h)
+  std::string persisterBellSocket() const;  // and the persister
   std::string embeddedRedisDir() const;         // the embedded redis-server's data and socket
   std::string recoveryFile() const;             // the group's Recovery as the launcher settled it
   std::string heartbeatEndpoint() const;        // ZeroMQ: every process's heartbeats to the thread watchdog

@@ -1,6 +1,7 @@
 // The liveness record every gtpcp process keeps at the start of its own
 // segment, read by the launcher (`gtpcp start` waits for kServing, `gtpcp
-// status` prints it) and later by the watchdogs.
+// status` prints it), the thread watchdog's process control and the
+// metrics exporter.
 #pragma once
 
 #include <unistd.h>

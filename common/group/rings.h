@@ -1,9 +1,13 @@
-// Opening the rings of a group by name, from either end.
+// Opening the rings of a group by name: the owner (the worker) makes them,
+// the other end attaches (segments.h).
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <string>
+#include <string_view>
 
+#include "common/group/segments.h"
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
 #include "common/ring/ring_shm.h"
@@ -14,17 +18,32 @@ namespace gtpcp::group {
 inline constexpr uint32_t kRingSegmentKind = 0x52494e47;      // "RING"
 inline constexpr uint32_t kDoorbellSegmentKind = 0x42454c4c;  // "BELL"
 
-// Creates the ring segment `name` of `slots` slots (a power of two) if it
-// does not exist, laying out an empty ring, or attaches to it: whichever of
-// producer and consumer starts first creates it. A ring of another size is
-// refused (the configuration changed while the group ran).
+// The owner's end (the worker whose index the ring's name carries,
+// segments.h): creates the ring segment `name` of `slots` slots (a power of
+// two) with an empty ring, or adopts the one a predecessor left, with what
+// it holds. A ring of another size is refused (the configuration changed
+// while the group ran).
 // `prefault`: kYes commits every page at creation, so the data path never
 // faults; kNo leaves each page to its first write (see kPersistRingPrefault).
-inline ring::Result<ring::SharedSegment> openRingSegment(const std::string& name, uint32_t slots,
-                                                         ring::Prefault prefault = ring::Prefault::kYes) {
+inline ring::Result<ring::SharedSegment> createRingSegment(const std::string& name, uint32_t slots,
+                                                           ring::Prefault prefault = ring::Prefault::kYes) {
   return ring::SharedSegment::createOrAttach(
       name, ring::ringBytes(slots), kRingSegmentKind,
       [slots](void* payload, std::size_t size) { return ring::initRing(payload, size, slots); }, prefault);
+}
+
+// The other end (the forwarder, the persister): waits up to `wait` for the
+// owner to make the ring, which must have `slots` slots.
+inline ring::Result<ring::SharedSegment> attachRingSegment(const std::string& name, uint32_t slots,
+                                                           std::string_view owner, std::chrono::milliseconds wait) {
+  auto segment = attachOwned(name, kRingSegmentKind, ring::ringBytes(slots), owner, wait);
+  if (segment && segment->payloadSize() != ring::ringBytes(slots))
+    return ring::fail(ring::Errc::kMismatch, "shared memory " + name + ": a ring of " +
+                                                 std::to_string(segment->payloadSize()) + " octets, " +
+                                                 "the configuration makes it " +
+                                                 std::to_string(ring::ringBytes(slots)) +
+                                                 "; stop the group (gtpcp stop) before changing ring sizes");
+  return segment;
 }
 
 // A worker's persist ring is the queue that rides out a Redis outage
@@ -34,14 +53,18 @@ inline ring::Result<ring::SharedSegment> openRingSegment(const std::string& name
 // records, once.
 inline constexpr ring::Prefault kPersistRingPrefault = ring::Prefault::kNo;
 
-// The doorbell a worker sleeps on, in a segment of its own so that the
-// forwarder can ring it whether or not the worker has started yet.
-inline ring::Result<ring::SharedSegment> openDoorbellSegment(const std::string& name) {
+// The doorbell a worker sleeps on, in a segment of its own, made by the
+// worker (its owner): the forwarder and the persister ring it.
+inline ring::Result<ring::SharedSegment> createDoorbellSegment(const std::string& name) {
   return ring::SharedSegment::createOrAttach(
       name, sizeof(ring::DoorbellShm), kDoorbellSegmentKind, [](void* payload, std::size_t) -> ring::Result<void> {
         ring::initDoorbell(static_cast<ring::DoorbellShm*>(payload));
         return {};
       });
+}
+inline ring::Result<ring::SharedSegment> attachDoorbellSegment(const std::string& name, std::string_view owner,
+                                                               std::chrono::milliseconds wait) {
+  return attachOwned(name, kDoorbellSegmentKind, sizeof(ring::DoorbellShm), owner, wait);
 }
 
 // Whether every record published on the ring in `segment` was popped and

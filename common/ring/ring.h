@@ -1,6 +1,8 @@
-// The single-producer single-consumer ring that carries GTP-C datagrams
-// between gtpcp processes through shared memory: forwarder -> worker (the
-// priority ring and the new-session ring), later worker -> persister.
+// The single-producer single-consumer ring that carries records between
+// gtpcp processes through shared memory: datagrams forwarder -> worker (the
+// priority ring and the new-session ring) and worker -> forwarder (egress),
+// change records worker -> persister (persist), look-ups worker -> persister
+// and their answers back (lookup, restore).
 //
 // THE PROTOCOL
 //

@@ -1,4 +1,4 @@
-#include "forwarder/lib/classify.h"
+#include "classify.h"
 
 #include "common/group/session_identity.h"
 #include "common/partition.h"

@@ -1,10 +1,10 @@
-#include "forwarder/lib/dispatcher.h"
+#include "dispatcher.h"
 
 #include "common/group/meta.h"
-#include "forwarder/lib/classify.h"
-#include "forwarder/lib/health.h"
-#include "forwarder/lib/peer_rate_limit.h"
-#include "forwarder/lib/replies.h"
+#include "classify.h"
+#include "health.h"
+#include "peer_rate_limit.h"
+#include "replies.h"
 
 namespace gtpcp::forwarder {
 
@@ -21,8 +21,9 @@ bool isRequest(const Classification& c) noexcept {
 
 }  // namespace
 
-Dispatcher::Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, ReplySink& replies) noexcept
-    : workers_(workers), shm_(shm), counters_(shm.counters), replies_(replies) {}
+Dispatcher::Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, const GatewayTableShm& table,
+                       ReplySink& replies) noexcept
+    : workers_(workers), shm_(shm), table_(table), counters_(shm.counters), replies_(replies) {}
 
 void Dispatcher::reply(const ring::DatagramMeta& meta, std::size_t length) noexcept {
   if (length == 0) return;
@@ -39,7 +40,7 @@ void Dispatcher::refuseCreation(const ring::DatagramMeta& meta, const Classifica
   }
   if (c.version == gtp::v1::kVersion) {
     // Relaxed: the forwarder's own copy of a value it alone writes.
-    const auto recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
+    const auto recovery = static_cast<uint8_t>(table_.recovery.load(std::memory_order_relaxed));
     reply(meta, createPdpContextOverload(scratch_.v1, recovery, reply_buffer_));
   } else {
     reply(meta, createSessionOverload(scratch_.v2, reply_buffer_));
@@ -76,7 +77,7 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
   const Classification c = classify(bytes, static_cast<uint16_t>(workers_.size()), scratch_);
   countReceived(c);
   // Relaxed: the forwarder's own copy of a value it alone writes.
-  const auto recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
+  const auto recovery = static_cast<uint8_t>(table_.recovery.load(std::memory_order_relaxed));
   // Relaxed: a flag the control server raises once per drain; a batch that
   // misses it only lets a few more requests in.
   const bool closing = control_ != nullptr && control_->closing.load(std::memory_order_relaxed) != 0;

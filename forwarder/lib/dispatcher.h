@@ -14,8 +14,9 @@
 #include "common/net/address.h"
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
-#include "forwarder/lib/classify.h"
-#include "forwarder/lib/forwarder_shm.h"
+#include "classify.h"
+#include "common/group/forwarder_shm.h"
+#include "common/group/gateway_table_shm.h"
 
 namespace gtpcp::forwarder {
 
@@ -39,7 +40,9 @@ class PeerRateLimiter;
 
 class Dispatcher {
  public:
-  Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, ReplySink& replies) noexcept;
+  // `table`: the group's Recovery, for the answers the forwarder gives itself.
+  Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, const GatewayTableShm& table,
+             ReplySink& replies) noexcept;
 
   // One received datagram; `meta` carries its source and socket.
   void dispatch(const ring::DatagramMeta& meta, std::span<const uint8_t> bytes) noexcept;
@@ -69,6 +72,7 @@ class Dispatcher {
 
   std::span<WorkerPorts> workers_;
   ForwarderShm& shm_;
+  const GatewayTableShm& table_;
   ForwarderCounters& counters_;
   ReplySink& replies_;
   GatewayHealth* health_ = nullptr;

@@ -1,5 +1,5 @@
-#include "forwarder/lib/forwarder.h"
-#include "watchdog/lib/heartbeat.h"
+#include "forwarder.h"
+#include "common/control/heartbeat.h"
 
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -224,9 +224,18 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   if (!segment) return tl::unexpected(segment.error().message);
   f->segment_.emplace(std::move(*segment));
   f->shm_ = static_cast<ForwarderShm*>(f->segment_->payload());
-  f->shm_->recovery.store(options.recovery, std::memory_order_relaxed);
+  auto table = ring::SharedSegment::createOrAttach(
+      options.paths.gatewayTableSegment(), sizeof(GatewayTableShm), kGatewayTableSegmentKind,
+      [](void* payload, std::size_t) -> ring::Result<void> {
+        new (payload) GatewayTableShm();
+        return {};
+      });
+  if (!table) return tl::unexpected(table.error().message);
+  f->table_segment_.emplace(std::move(*table));
+  f->table_ = static_cast<GatewayTableShm*>(f->table_segment_->payload());
+  f->table_->recovery.store(options.recovery, std::memory_order_relaxed);
   if (options.control) {
-    auto control = group::openControl(options.paths.controlSegment());
+    auto control = group::attachControl(options.paths.controlSegment());
     if (!control) return tl::unexpected(control.error().message);
     f->control_segment_.emplace(std::move(*control));
     f->control_ = &group::controlOf(*f->control_segment_);
@@ -235,20 +244,22 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
       f->control_->forwarder.routing_hash.store(options.routing->contentHash(), std::memory_order_relaxed);
       f->control_->forwarder.routing_failed.store(0, std::memory_order_relaxed);
     }
-    // R2: pairs with A2 in the control server.
+    // CTL-R2: pairs with CTL-A2 in the control server.
     f->control_->forwarder.routing_generation.store(options.routing_generation, std::memory_order_release);
   }
 
+  // The workers own their rings (common/group/segments.h): gtpcp start
+  // starts them first, and a forwarder started alone waits for them.
   for (uint32_t w = 0; w < options.workers; ++w) {
     const std::pair<group::RingKind, uint32_t> rings[] = {{group::RingKind::kPriority, options.priority_slots},
                                                            {group::RingKind::kNew, options.new_slots},
                                                            {group::RingKind::kEgress, options.egress_slots}};
     for (const auto& [kind, slots] : rings) {
-      auto seg = group::openRingSegment(options.paths.ring(w, kind), slots);
+      auto seg = group::attachRingSegment(options.paths.ring(w, kind), slots, group::workerOwner(w), group::kOwnerWait);
       if (!seg) return tl::unexpected(seg.error().message);
       f->ring_segments_.push_back(std::move(*seg));
     }
-    auto bell = group::openDoorbellSegment(options.paths.workerDoorbell(w));
+    auto bell = group::attachDoorbellSegment(options.paths.workerDoorbell(w), group::workerOwner(w), group::kOwnerWait);
     if (!bell) return tl::unexpected(bell.error().message);
     f->ring_segments_.push_back(std::move(*bell));
   }
@@ -286,21 +297,15 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
     f->new_sockets_.push_back(*fresh);
   }
 
-  // The doorbell socket the workers write to while the forwarder sleeps.
-  f->doorbell_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  sockaddr_un un{};
-  un.sun_family = AF_UNIX;
-  const std::string path = options.paths.forwarderDoorbellSocket();
-  if (path.size() >= sizeof un.sun_path) return tl::unexpected("run directory path too long: " + path);
-  std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
-  unlink(path.c_str());
-  if (f->doorbell_ < 0 || bind(f->doorbell_, reinterpret_cast<sockaddr*>(&un), sizeof un) != 0)
-    return tl::unexpected(errnoText("bind " + path));
+  // The bell socket the workers write to while the forwarder sleeps.
+  auto bell = ring::BellListener::bind(options.paths.forwarderBellSocket());
+  if (!bell) return tl::unexpected(bell.error().message);
+  f->bell_.emplace(std::move(*bell));
 
   f->epoll_ = epoll_create1(EPOLL_CLOEXEC);
   if (f->epoll_ < 0) return tl::unexpected(errnoText("epoll_create1"));
   // data.u64: the socket's index, with kFreshTag for a new-session socket;
-  // kDoorbellTag for the doorbell.
+  // kBellTag for the bell socket.
   auto watch = [&](int fd, uint64_t tag) {
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -311,7 +316,7 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
     if (!watch(f->sockets_[i], i)) return tl::unexpected(errnoText("epoll_ctl"));
   for (std::size_t i = 0; i < f->new_sockets_.size(); ++i)
     if (f->new_sockets_[i] >= 0 && !watch(f->new_sockets_[i], kFreshTag | i)) return tl::unexpected(errnoText("epoll_ctl"));
-  if (!watch(f->doorbell_, kDoorbellTag)) return tl::unexpected(errnoText("epoll_ctl"));
+  if (!watch(f->bell_->fd(), kBellTag)) return tl::unexpected(errnoText("epoll_ctl"));
   // Everything may hold datagrams at the start.
   f->readable_.assign(f->sockets_.size(), 1);
   f->readable_fresh_.assign(f->new_sockets_.size(), 1);
@@ -319,7 +324,7 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   f->rx_->overflow.assign(f->sockets_.size() * 2, 0);
   f->sender_ = std::make_unique<Sender>(f->sockets_, options.batch, *f->shm_);
   if (options.routing != nullptr)
-    f->health_ = std::make_unique<GatewayHealth>(*options.routing, options.sockets, *f->shm_, monotonicNs());
+    f->health_ = std::make_unique<GatewayHealth>(*options.routing, options.sockets, *f->shm_, *f->table_, monotonicNs());
   if (options.creations_per_peer != 0) {
     f->peer_limit_ = std::make_unique<PeerRateLimiter>(
         options.creations_per_peer, options.creations_burst != 0 ? options.creations_burst : options.creations_per_peer);
@@ -331,10 +336,6 @@ Forwarder::~Forwarder() {
   for (int fd : sockets_) close(fd);
   for (int fd : new_sockets_)
     if (fd >= 0) close(fd);
-  if (doorbell_ >= 0) {
-    close(doorbell_);
-    unlink(options_.paths.forwarderDoorbellSocket().c_str());
-  }
   if (epoll_ >= 0) close(epoll_);
 }
 
@@ -401,7 +402,7 @@ void Forwarder::pollReadable(int timeout_ms) noexcept {
   const int n = epoll_wait(epoll_, events, 16, timeout_ms);
   for (int i = 0; i < n; ++i) {
     const uint64_t tag = events[i].data.u64;
-    if (tag == kDoorbellTag) continue;
+    if (tag == kBellTag) continue;
     const std::size_t index = tag & ~kFreshTag;
     auto& readable = (tag & kFreshTag) ? readable_fresh_ : readable_;
     if (index < readable.size()) readable[index] = 1;
@@ -438,18 +439,11 @@ bool Forwarder::egressPending() noexcept {
   return false;
 }
 
-void Forwarder::drainDoorbell() noexcept {
-  uint8_t buf[64];
-  while (recv(doorbell_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
-  }
-}
-
 void Forwarder::sleep() noexcept {
-  // F1: announce the sleep, then look at the egress rings one last time. A
-  // worker publishes, fences (W1 in worker's wakeForwarder()) and reads the
-  // flag: with both fences, either it sees 1 and rings, or we see its record.
-  shm_->sleeping.store(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // BELL-S1, BELL-F1 (common/ring/bell.h): announce the sleep, then look at
+  // the egress rings one last time; a worker that published after that sees
+  // the flag and rings.
+  ring::BellListener::announceSleep(shm_->bell);
   if (!egressPending()) {
     // Until the next Echo Request is due, at most kSleepMs.
     int timeout_ms = kSleepMs;
@@ -465,8 +459,7 @@ void Forwarder::sleep() noexcept {
     pollReadable(timeout_ms);
     shm_->counters.wakeups.add();
   }
-  shm_->sleeping.store(0, std::memory_order_relaxed);
-  drainDoorbell();
+  bell_->endSleep(shm_->bell);
 }
 
 void Forwarder::reloadRouting() noexcept {
@@ -476,7 +469,7 @@ void Forwarder::reloadRouting() noexcept {
   group::ControlAckShm& ack = control_->forwarder;
   auto routing = config::loadRoutingDocument(in_force->path);
   if (routing) {
-    health_ = std::make_unique<GatewayHealth>(*routing, options_.sockets, *shm_, monotonicNs());
+    health_ = std::make_unique<GatewayHealth>(*routing, options_.sockets, *shm_, *table_, monotonicNs());
     dispatcher_->setHealth(health_.get());
     ack.routing_hash.store(routing->contentHash(), std::memory_order_relaxed);
     ack.routing_failed.store(0, std::memory_order_relaxed);
@@ -490,7 +483,7 @@ void Forwarder::reloadRouting() noexcept {
 }
 
 void Forwarder::run(const std::atomic<bool>& stop) noexcept {
-  dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *sender_);
+  dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *table_, *sender_);
   dispatcher_->setControl(control_);
   dispatcher_->setHealth(health_.get());
   dispatcher_->setPeerRateLimit(peer_limit_.get());

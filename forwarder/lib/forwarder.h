@@ -8,9 +8,10 @@
 // each turn that did work ends with a non-blocking epoll_wait, so a socket
 // with nothing waiting costs no system call (at low rates a turn per datagram
 // used to cost a recvmmsg that found nothing on every socket, twice). With
-// nothing to do it announces that it sleeps (ForwarderShm::sleeping) and
-// waits in epoll_wait on the sockets and on a unix datagram socket the
-// workers write one byte to when they publish egress while it sleeps.
+// nothing to do it announces that it sleeps (ForwarderShm::bell) and waits
+// in epoll_wait on the sockets and on its bell socket, which the workers
+// write one byte to when they publish egress while it sleeps
+// (common/ring/bell.h).
 #pragma once
 
 #include <atomic>
@@ -26,11 +27,13 @@
 #include "common/group/control_shm.h"
 #include "common/group/paths.h"
 #include "common/group/socket_plan.h"
+#include "common/ring/bell.h"
 #include "common/ring/segment.h"
-#include "forwarder/lib/dispatcher.h"
-#include "forwarder/lib/forwarder_shm.h"
-#include "forwarder/lib/health.h"
-#include "forwarder/lib/peer_rate_limit.h"
+#include "dispatcher.h"
+#include "common/group/forwarder_shm.h"
+#include "common/group/gateway_table_shm.h"
+#include "health.h"
+#include "peer_rate_limit.h"
 
 namespace gtpcp::forwarder {
 
@@ -60,15 +63,16 @@ struct ForwarderOptions {
 };
 
 }  // namespace gtpcp::forwarder
-namespace gtpcp::watchdog {
+namespace gtpcp::control {
 class HeartbeatSender;
-}  // namespace gtpcp::watchdog
+}  // namespace gtpcp::control
 namespace gtpcp::forwarder {
 
 class Forwarder {
  public:
-  // Creates or attaches the forwarder's segment and every worker's rings, and
-  // binds the sockets. The error is one sentence for the log.
+  // Makes (or adopts) the forwarder's own segments, attaches to every
+  // worker's rings (waiting for the workers to have made them), and binds
+  // the sockets. The error is one sentence for the log.
   static tl::expected<std::unique_ptr<Forwarder>, std::string> open(const ForwarderOptions& options);
   ~Forwarder();
 
@@ -78,7 +82,7 @@ class Forwarder {
 
   ForwarderShm& shm() noexcept { return *shm_; }
   // Beats toward the thread watchdog from the loop (none: no beats).
-  void setHeartbeat(watchdog::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
+  void setHeartbeat(control::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
   // False when the kernel refused the program that gives creations their own
   // socket (then every datagram shares one socket per address).
   bool creationsSteered() const noexcept {
@@ -89,7 +93,7 @@ class Forwarder {
 
  private:
   Forwarder() = default;
-  watchdog::HeartbeatSender* heartbeat_ = nullptr;
+  control::HeartbeatSender* heartbeat_ = nullptr;
   class Sender;
   // One batch from address `socket`'s session socket, or its new-session
   // socket when `fresh`.
@@ -99,7 +103,6 @@ class Forwarder {
   void pollReadable(int timeout_ms) noexcept;
   bool drainEgress() noexcept;
   bool egressPending() noexcept;
-  void drainDoorbell() noexcept;
   void sleep() noexcept;
   // A new routing generation in the control segment: its document's gateways
   // get the health checks from now on. Allocates; runs once per reload.
@@ -108,15 +111,17 @@ class Forwarder {
   ForwarderOptions options_;
   std::optional<ring::SharedSegment> segment_;
   ForwarderShm* shm_ = nullptr;
+  std::optional<ring::SharedSegment> table_segment_;  // the gateway table it owns, for the workers
+  GatewayTableShm* table_ = nullptr;
   std::vector<ring::SharedSegment> ring_segments_;
   std::vector<WorkerPorts> ports_;
   std::vector<ring::Consumer> egress_;
   std::vector<int> sockets_;      // per address: sends, and receives all but creations
   std::vector<int> new_sockets_;  // per address: receives Create Session (PDP Context) Requests (-1: not steered)
   int epoll_ = -1;
-  int doorbell_ = -1;
+  std::optional<ring::BellListener> bell_;
   static constexpr uint64_t kFreshTag = uint64_t{1} << 32;
-  static constexpr uint64_t kDoorbellTag = ~uint64_t{0};
+  static constexpr uint64_t kBellTag = ~uint64_t{0};
   // Per address: whether its session socket (readable_) and new-session
   // socket (readable_fresh_) may have datagrams waiting.
   std::vector<uint8_t> readable_;

@@ -1,4 +1,4 @@
-#include "forwarder/lib/health.h"
+#include "health.h"
 
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -21,8 +21,8 @@ constexpr uint32_t kSequenceMaskV1 = 0xffff;  // GTPv1 sequence numbers have 16 
 }
 
 GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::SocketPlan& sockets,
-                             ForwarderShm& shm, uint64_t now_ns)
-    : shm_(shm), settings_(routing.healthCheck()) {
+                             ForwarderShm& shm, GatewayTableShm& table, uint64_t now_ns)
+    : shm_(shm), table_(table), settings_(routing.healthCheck()) {
   // A random first number: answers to an earlier forwarder's requests do
   // not count for this one's.
   uint32_t start = 0;
@@ -40,7 +40,7 @@ GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::S
     // Spread the first requests over the first interval, so that a large
     // document does not send them all in one burst.
     t.due_ns = now_ns + (settings_.interval_ms == 0 ? 0 : uint64_t{settings_.interval_ms} * 1'000'000 * i / n);
-    GatewayStatusShm& s = shm_.gateways[i];
+    GatewayStatusShm& s = table_.gateways[i];
     // An entry describing another gateway (a restart with a changed
     // document) starts over; the same gateway keeps what is known of it.
     if (!(s.address == t.address) || s.gtp_version != t.version) {
@@ -51,23 +51,24 @@ GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::S
     }
     if (settings_.interval_ms == 0) s.up.store(1, std::memory_order_relaxed);
   }
-  // P1: pairs with the workers' acquire load: the addresses above are
-  // visible to whoever sees the count.
-  shm_.gateways_published.store(static_cast<uint32_t>(n), std::memory_order_release);
-  shm_.gateways_version.fetch_add(1, std::memory_order_release);
+  // GWT-R1, GWT-R3: pair with GWT-A1 and GWT-A3 in the workers' mapping of
+  // their gateways (Proxy::mapGatewayStatus()): the addresses above are
+  // visible to whoever sees the count, or the new version.
+  table_.published.store(static_cast<uint32_t>(n), std::memory_order_release);
+  table_.version.fetch_add(1, std::memory_order_release);
   next_due_ = settings_.interval_ms == 0 || n == 0 ? UINT64_MAX : now_ns;
 }
 
 uint64_t GatewayHealth::tick(uint64_t now_ns, ReplySink& out) noexcept {
   if (now_ns < next_due_) return next_due_;
   const uint64_t interval = uint64_t{settings_.interval_ms} * 1'000'000;
-  const uint8_t recovery = static_cast<uint8_t>(shm_.recovery.load(std::memory_order_relaxed));
+  const uint8_t recovery = static_cast<uint8_t>(table_.recovery.load(std::memory_order_relaxed));
   uint64_t next = UINT64_MAX;
   for (std::size_t i = 0; i < targets_.size(); ++i) {
     Target& t = targets_[i];
     if (t.socket == group::kNoSocket) continue;  // no address of its family to send from
     if (t.due_ns <= now_ns) {
-      GatewayStatusShm& s = shm_.gateways[i];
+      GatewayStatusShm& s = table_.gateways[i];
       if (t.awaiting) {
         s.misses.add();
         if (++t.missed >= settings_.misses) s.up.store(0, std::memory_order_relaxed);
@@ -142,15 +143,15 @@ void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery)
   Target& t = targets_[index];
   t.awaiting = false;
   t.missed = 0;
-  GatewayStatusShm& s = shm_.gateways[index];
+  GatewayStatusShm& s = table_.gateways[index];
   s.echo_answered.add();
   s.up.store(1, std::memory_order_relaxed);
   if (!recovery) return;  // alive, nothing learnt
   const uint32_t before = s.recovery.load(std::memory_order_relaxed);
   if (before == *recovery) return;
   s.recovery.store(*recovery, std::memory_order_relaxed);
-  // R1: pairs with the workers' acquire load of `restarts`: they read the
-  // new Recovery value after seeing the count change.
+  // GWT-R2: pairs with GWT-A2 in the workers' Proxy::watchGateways(): they
+  // read the new Recovery value after seeing the count change.
   if (before != kRecoveryUnknown) {
     s.restarts.store(s.restarts.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }

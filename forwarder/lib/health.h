@@ -15,7 +15,7 @@
 // worker's ring (DESIGN.md). Every `interval` each gateway gets an Echo
 // Request; an interval that ends without its answer is a miss, `misses` in
 // a row mark the gateway down, any answer marks it up. The results go to
-// ForwarderShm::gateways, where workers read them when they pick a gateway
+// GatewayTableShm::gateways, where workers read them when they pick a gateway
 // and where they learn of restarts.
 //
 // Single-threaded: the forwarder's main loop calls it. No allocation after
@@ -30,17 +30,19 @@
 #include "common/config/routing.h"
 #include "common/group/socket_plan.h"
 #include "common/net/address.h"
-#include "forwarder/lib/dispatcher.h"
-#include "forwarder/lib/forwarder_shm.h"
+#include "dispatcher.h"
+#include "common/group/forwarder_shm.h"
+#include "common/group/gateway_table_shm.h"
 
 namespace gtpcp::forwarder {
 
 class GatewayHealth {
  public:
-  // Publishes the gateways of `routing` to shm.gateways (the first
+  // Publishes the gateways of `routing` to table.gateways (the first
   // kMaxHealthChecked; the others are never checked and count as up).
+  // Counts into shm.counters.
   GatewayHealth(const config::RoutingTable& routing, const group::SocketPlan& sockets, ForwarderShm& shm,
-                uint64_t now_ns);
+                GatewayTableShm& table, uint64_t now_ns);
 
   // Sends the Echo Requests that are due; returns when the next one is.
   uint64_t tick(uint64_t now_ns, ReplySink& out) noexcept;
@@ -68,6 +70,7 @@ class GatewayHealth {
   void answered(std::size_t index, std::optional<uint8_t> recovery) noexcept;
 
   ForwarderShm& shm_;
+  GatewayTableShm& table_;
   config::HealthCheck settings_;
   std::vector<Target> targets_;
   uint32_t next_sequence_;

@@ -1,4 +1,4 @@
-#include "forwarder/lib/peer_rate_limit.h"
+#include "peer_rate_limit.h"
 
 #include <sys/socket.h>
 

@@ -1,4 +1,4 @@
-#include "forwarder/lib/replies.h"
+#include "replies.h"
 
 #include "common/gtp/bytes.h"
 #include "common/gtp/v1/builder.h"

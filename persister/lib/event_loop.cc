@@ -1,4 +1,4 @@
-#include "persister/lib/event_loop.h"
+#include "event_loop.h"
 
 #include <sys/epoll.h>
 #include <unistd.h>

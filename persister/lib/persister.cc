@@ -1,4 +1,4 @@
-#include "persister/lib/persister.h"
+#include "persister.h"
 
 #include <algorithm>
 
@@ -65,8 +65,8 @@ bool Channel::turn(uint64_t now_ns) noexcept {
   while (records_ < max_records_) {
     auto r = ring_.peek();
     if (!r) break;
-    worker::ChangeView view;
-    if (worker::ChangeView::parse(r->payload, view)) {
+    session::ChangeView view;
+    if (session::ChangeView::parse(r->payload, view)) {
       oldest_wall_ns_ = oldest_wall_ns_ == 0 ? view.header->wall_ns : std::min(oldest_wall_ns_, view.header->wall_ns);
     }
     if (!batch_.add(r->payload, static_cast<uint16_t>(r->meta->aux))) counters_.changes_refused.add();
@@ -88,8 +88,8 @@ bool Channel::turn(uint64_t now_ns) noexcept {
 uint64_t Channel::oldestPendingWallNs() noexcept {
   if (in_flight_) return oldest_wall_ns_;
   auto r = ring_.peek();
-  worker::ChangeView view;
-  if (r && worker::ChangeView::parse(r->payload, view)) return view.header->wall_ns;
+  session::ChangeView view;
+  if (r && session::ChangeView::parse(r->payload, view)) return view.header->wall_ns;
   return 0;
 }
 

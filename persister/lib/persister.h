@@ -3,7 +3,7 @@
 // and storage").
 //
 // A channel has one batch in flight at a time: the records read from its
-// ring, coalesced (persister/lib/record.h), sent as one pipelined run of
+// ring, coalesced (persister/lib/batch.h), sent as one pipelined run of
 // per-session MULTI/EXEC transactions. The ring's slots are given back to
 // the worker only when Redis acknowledged every transaction of the batch; a
 // batch with a failed transaction is sent again whole (every write in it is
@@ -20,9 +20,9 @@
 #include <cstdint>
 
 #include "common/ring/ring.h"
-#include "persister/lib/persister_shm.h"
-#include "persister/lib/record.h"
-#include "persister/lib/redis_client.h"
+#include "common/group/persister_shm.h"
+#include "batch.h"
+#include "redis_client.h"
 
 namespace gtpcp::persister {
 

@@ -1,4 +1,4 @@
-#include "persister/lib/persister_runtime.h"
+#include "persister_runtime.h"
 
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -10,8 +10,9 @@
 
 #include "common/group/rings.h"
 #include "common/time/clock.h"
-#include "persister/lib/redis_slot.h"
-#include "watchdog/lib/heartbeat.h"
+#include "redis_slot.h"
+#include "common/control/heartbeat.h"
+#include "common/group/segments.h"
 
 namespace gtpcp::persister {
 
@@ -42,7 +43,7 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
 
   for (uint32_t w = 0; w < options.workers; ++w) {
     const std::string name = options.paths.ring(w, group::RingKind::kPersist);
-    auto r = group::openRingSegment(name, options.persist_slots, group::kPersistRingPrefault);
+    auto r = group::attachRingSegment(name, options.persist_slots, group::workerOwner(w), group::kOwnerWait);
     if (!r) return tl::unexpected("shared memory " + name + ": " + r.error().message);
     p->ring_segments_.push_back(std::move(*r));
   }
@@ -63,9 +64,11 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
   }
 
   for (uint32_t w = 0; w < options.workers; ++w) {
-    auto lookups = group::openRingSegment(options.paths.ring(w, group::RingKind::kLookup), worker::kLookupRingSlots);
-    auto answers = group::openRingSegment(options.paths.ring(w, group::RingKind::kRestore), worker::kLookupRingSlots);
-    auto bell = group::openDoorbellSegment(options.paths.workerDoorbell(w));
+    auto lookups = group::attachRingSegment(options.paths.ring(w, group::RingKind::kLookup), session::kLookupRingSlots,
+                                            group::workerOwner(w), group::kOwnerWait);
+    auto answers = group::attachRingSegment(options.paths.ring(w, group::RingKind::kRestore), session::kLookupRingSlots,
+                                            group::workerOwner(w), group::kOwnerWait);
+    auto bell = group::attachDoorbellSegment(options.paths.workerDoorbell(w), group::workerOwner(w), group::kOwnerWait);
     if (!lookups) return tl::unexpected("lookup ring: " + lookups.error().message);
     if (!answers) return tl::unexpected("restore ring: " + answers.error().message);
     if (!bell) return tl::unexpected("worker doorbell: " + bell.error().message);
@@ -85,38 +88,23 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
                                                           p->shm_->counters));
   }
 
-  // The workers' doorbell: a byte on this socket when they published while
-  // the persister slept.
-  const std::string path = options.paths.persisterDoorbellSocket();
-  p->bell_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  sockaddr_un un{};
-  un.sun_family = AF_UNIX;
-  if (path.size() >= sizeof un.sun_path) return tl::unexpected("doorbell socket path too long: " + path);
-  std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
-  unlink(path.c_str());
-  if (p->bell_ < 0 || bind(p->bell_, reinterpret_cast<sockaddr*>(&un), sizeof un) != 0)
-    return tl::unexpected("doorbell socket " + path + ": " + std::strerror(errno));
-  p->bell_handler_ = IoHandler{&PersisterRuntime::onDoorbell, p.get()};
-  p->loop_->add(p->bell_, &p->bell_handler_, EPOLLIN);
+  // The workers' bell: a byte on this socket when they published while the
+  // persister slept (common/ring/bell.h).
+  auto bell = ring::BellListener::bind(options.paths.persisterBellSocket());
+  if (!bell) return tl::unexpected(bell.error().message);
+  p->bell_.emplace(std::move(*bell));
+  p->bell_handler_ = IoHandler{&PersisterRuntime::onBell, p.get()};
+  p->loop_->add(p->bell_->fd(), &p->bell_handler_, EPOLLIN);
   return p;
 }
 
 PersisterRuntime::~PersisterRuntime() {
   channels_.clear();
   clients_.clear();
-  if (bell_ >= 0) {
-    loop_->remove(bell_);
-    close(bell_);
-    unlink(options_.paths.persisterDoorbellSocket().c_str());
-  }
+  if (bell_) loop_->remove(bell_->fd());
 }
 
-void PersisterRuntime::onDoorbell(void* self, uint32_t) noexcept {
-  auto* p = static_cast<PersisterRuntime*>(self);
-  uint8_t buf[64];
-  while (recv(p->bell_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
-  }
-}
+void PersisterRuntime::onBell(void* self, uint32_t) noexcept { static_cast<PersisterRuntime*>(self)->bell_->drain(); }
 
 bool PersisterRuntime::turn() noexcept {
   bool work = false;
@@ -134,7 +122,7 @@ bool PersisterRuntime::turn() noexcept {
 void PersisterRuntime::announceInstance(uint64_t now_ns) noexcept {
   if (now_ns < next_announce_ns_ || clients_.empty()) return;
   next_announce_ns_ = now_ns + kAnnouncePeriodNs;
-  if (instances_key_.empty()) instances_key_ = "gtpcp:" + options_.group + ":instances";
+  if (instances_key_.empty()) instances_key_ = group::instancesKey(options_.group);
   announce_value_ = std::to_string(realtimeNs() / 1'000'000 + kAnnounceValidMs);
   const std::string_view argv[] = {"HSET", instances_key_, options_.instance, announce_value_};
   // Unanswered or failed: the next period's write replaces it.
@@ -182,15 +170,15 @@ void PersisterRuntime::run(const std::atomic<bool>& stop) noexcept {
       loop_->runOnce(10);
       continue;
     }
-    // P1: announce the sleep, then look at the rings once more; a worker
-    // publishes, fences and reads the flag (W1 in its wakePersister()).
-    shm_->sleeping.store(1, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // BELL-S1, BELL-F1 (common/ring/bell.h): announce the sleep, then look
+    // at the rings once more; a worker that published after that sees the
+    // flag and rings.
+    ring::BellListener::announceSleep(shm_->bell);
     bool idle = true;
     for (auto& c : channels_) idle = idle && c->idle();
     for (auto& r : restore_) idle = idle && r->idle();
     if (idle) loop_->runOnce(kIdleWaitMs);
-    shm_->sleeping.store(0, std::memory_order_relaxed);
+    bell_->endSleep(shm_->bell);
   }
   // Stopping: what was read, and what the workers published, goes to Redis
   // first, for as long as Redis answers within the bound.

@@ -11,15 +11,16 @@
 #include <tl/expected.hpp>
 
 #include "common/group/paths.h"
+#include "common/ring/bell.h"
 #include "common/ring/ring.h"
 #include "common/ring/segment.h"
-#include "persister/lib/event_loop.h"
-#include "persister/lib/persister.h"
-#include "persister/lib/persister_shm.h"
-#include "persister/lib/redis_client_impl.h"
-#include "persister/lib/restore_server.h"
+#include "event_loop.h"
+#include "persister.h"
+#include "common/group/persister_shm.h"
+#include "redis_client_impl.h"
+#include "restore_server.h"
 
-namespace gtpcp::watchdog {
+namespace gtpcp::control {
 class HeartbeatSender;
 }
 
@@ -43,7 +44,7 @@ class PersisterRuntime {
   void run(const std::atomic<bool>& stop) noexcept;
   PersisterShm& shm() noexcept { return *shm_; }
   // Beats toward the thread watchdog from the loop (none: no beats).
-  void setHeartbeat(watchdog::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
+  void setHeartbeat(control::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
 
  private:
   PersisterRuntime() = default;
@@ -52,9 +53,9 @@ class PersisterRuntime {
   void updateGauges() noexcept;
   // Renews this instance's entry in the group's instance table every
   // second: an instance of the group starting on empty storage keeps the
-  // group's Recovery while another one runs (tools/launcher).
+  // group's Recovery while another one runs (launcher/lib/recovery.h).
   void announceInstance(uint64_t now_ns) noexcept;
-  static void onDoorbell(void* self, uint32_t events) noexcept;
+  static void onBell(void* self, uint32_t events) noexcept;
 
   PersisterOptions options_;
   std::optional<ring::SharedSegment> segment_;
@@ -73,9 +74,9 @@ class PersisterRuntime {
   // Rung after a channel's turn: a worker holding answers until Redis
   // acknowledged (storage.persist: sync) waits for the ring's release.
   std::vector<ring::Doorbell> worker_bells_;
-  int bell_ = -1;
+  std::optional<ring::BellListener> bell_;
   uint64_t next_announce_ns_ = 0;
-  watchdog::HeartbeatSender* heartbeat_ = nullptr;
+  control::HeartbeatSender* heartbeat_ = nullptr;
   std::string instances_key_;
   std::string announce_value_;
   IoHandler bell_handler_;

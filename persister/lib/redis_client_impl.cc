@@ -1,4 +1,4 @@
-#include "persister/lib/redis_client_impl.h"
+#include "redis_client_impl.h"
 
 #include <signal.h>
 
@@ -8,7 +8,7 @@
 #include <charconv>
 
 #include "common/time/clock.h"
-#include "persister/lib/redis_slot.h"
+#include "redis_slot.h"
 
 namespace gtpcp::persister {
 

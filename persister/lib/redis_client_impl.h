@@ -39,9 +39,9 @@
 #include <tl/expected.hpp>
 
 #include "common/log/log.h"
-#include "persister/lib/event_loop.h"
-#include "persister/lib/redis_client.h"
-#include "persister/lib/redis_connection.h"
+#include "event_loop.h"
+#include "redis_client.h"
+#include "redis_connection.h"
 
 namespace gtpcp::persister {
 

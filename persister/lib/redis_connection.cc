@@ -1,4 +1,4 @@
-#include "persister/lib/redis_connection.h"
+#include "redis_connection.h"
 
 #include <hiredis/async.h>
 #include <sys/epoll.h>

@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <string>
 
-#include "persister/lib/event_loop.h"
+#include "event_loop.h"
 
 struct redisAsyncContext;
 struct redisReply;

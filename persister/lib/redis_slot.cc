@@ -1,4 +1,4 @@
-#include "persister/lib/redis_slot.h"
+#include "redis_slot.h"
 
 #include <array>
 

@@ -1,82 +1,16 @@
-#include "persister/lib/restore_server.h"
+#include "restore_server.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
 
-#include "persister/lib/redis_slot.h"
-#include "workers/lib/teid.h"
+#include "redis_slot.h"
+#include "common/session/teid.h"
 
 namespace gtpcp::persister {
 
-using worker::LookupKind;
-using worker::RestoreOutcome;
-
-namespace {
-
-constexpr uint16_t kGtpcPort = 2123;
-
-bool endpointFrom(const proto::FTeid& f, worker::Endpoint& out) {
-  if (f.ipv4().size() == 4) {
-    gtp::Ipv4 a;
-    std::memcpy(a.octets.data(), f.ipv4().data(), 4);
-    out.address = net::Address::v4(a, kGtpcPort);
-  } else if (f.ipv6().size() == 16) {
-    gtp::Ipv6 a;
-    std::memcpy(a.octets.data(), f.ipv6().data(), 16);
-    out.address = net::Address::v6(a, kGtpcPort);
-  } else {
-    return false;
-  }
-  out.teid = f.teid();
-  return true;
-}
-
-}  // namespace
-
-bool slotFromRecord(const proto::SessionRecord& r, worker::SessionShm& s) noexcept {
-  if (!r.has_proxy() || r.proxy().access_teid() == 0) return false;
-  const proto::Proxy& p = r.proxy();
-  s = worker::SessionShm{};
-  s.state = static_cast<uint8_t>(p.active() ? worker::SessionState::kActive : worker::SessionState::kCreating);
-  s.generation = worker::splitTeid(p.access_teid()).generation;
-  s.gtp_version = static_cast<uint8_t>(r.gtp_version());
-  s.default_ebi = static_cast<uint8_t>(p.default_ebi());
-  s.free_next = worker::kNoSlot;
-  s.pool = static_cast<uint16_t>(p.pool_index());
-  s.gateway = static_cast<uint16_t>(p.gateway_index());
-  s.rule = static_cast<uint16_t>(p.rule_index());
-  s.access_socket = static_cast<uint8_t>(p.access_socket());
-  s.gateway_socket = static_cast<uint8_t>(p.gateway_socket());
-  s.ebis = static_cast<uint16_t>(p.bearer_mask());
-  // A session always knows its SGW; its PGW once the creation was answered.
-  if (!endpointFrom(p.sgw_control(), s.sgw)) return false;
-  endpointFrom(p.pgw_control(), s.pgw);
-  if (p.gateway_address().size() == 4) {
-    gtp::Ipv4 a;
-    std::memcpy(a.octets.data(), p.gateway_address().data(), 4);
-    s.gateway_address = net::Address::v4(a, static_cast<uint16_t>(p.gateway_port()));
-  } else if (p.gateway_address().size() == 16) {
-    gtp::Ipv6 a;
-    std::memcpy(a.octets.data(), p.gateway_address().data(), 16);
-    s.gateway_address = net::Address::v6(a, static_cast<uint16_t>(p.gateway_port()));
-  }
-  s.imsi_length = static_cast<uint8_t>(std::min(r.imsi().size(), sizeof s.imsi));
-  std::memcpy(s.imsi, r.imsi().data(), s.imsi_length);
-  s.apn_length = static_cast<uint8_t>(std::min(p.requested_apn().size(), sizeof s.apn));
-  std::memcpy(s.apn, p.requested_apn().data(), s.apn_length);
-  std::size_t i = 0;
-  for (const proto::Csid& c : p.csids()) {
-    if (i == worker::kCsidNodes) break;
-    worker::CsidShm& out = s.csids[i++];
-    out.node_id_type = static_cast<uint8_t>(c.node_id_type() + 1);
-    out.csid = static_cast<uint16_t>(c.csid());
-    std::memcpy(out.node_id, c.node_id().data(), std::min(c.node_id().size(), sizeof out.node_id));
-  }
-  s.created_ns = r.created_unix_ns();
-  s.updated_ns = r.updated_unix_ns();
-  return true;
-}
+using session::LookupKind;
+using session::RestoreOutcome;
 
 RestoreServer::RestoreServer(ring::Consumer& lookups, ring::Producer& answers, ring::Doorbell worker_bell,
                              RedisClient& redis, const KeyNames& keys, PersisterCounters& counters)
@@ -85,7 +19,7 @@ RestoreServer::RestoreServer(ring::Consumer& lookups, ring::Producer& answers, r
     pending_[i].server = this;
     pending_[i].next_free = i + 1;
   }
-  teids_.reserve(worker::kStoredTeidsPerChunk);
+  teids_.reserve(session::kStoredTeidsPerChunk);
 }
 
 bool RestoreServer::turn() noexcept {
@@ -100,16 +34,16 @@ bool RestoreServer::turn() noexcept {
     p.partition = static_cast<uint16_t>(r->meta->aux);
     p.access_teid = 0;
     RedisErrc submitted = RedisErrc::kBadCommand;
-    if (kind == LookupKind::kSession && r->payload.size() >= sizeof(worker::SessionLookup)) {
-      worker::SessionLookup q;
+    if (kind == LookupKind::kSession && r->payload.size() >= sizeof(session::SessionLookup)) {
+      session::SessionLookup q;
       std::memcpy(&q, r->payload.data(), sizeof q);
       p.access_teid = q.access_teid;
       p.partition = q.partition;
       key_ = keys_.session(q.partition, q.access_teid);
       const std::string_view argv[] = {"HGET", key_, "core"};
       submitted = redis_.submit(keySlot(key_), argv, RedisCompletion{&RestoreServer::completed, &p});
-    } else if (kind == LookupKind::kStoredTeids && r->payload.size() >= sizeof(worker::StoredTeidsLookup)) {
-      worker::StoredTeidsLookup q;
+    } else if (kind == LookupKind::kStoredTeids && r->payload.size() >= sizeof(session::StoredTeidsLookup)) {
+      session::StoredTeidsLookup q;
       std::memcpy(&q, r->payload.data(), sizeof q);
       p.partition = q.partition;
       key_ = keys_.teids(q.partition);
@@ -127,12 +61,12 @@ bool RestoreServer::turn() noexcept {
     // worker hears "failed" now rather than waiting for its timeout.
     counters_.lookups_failed.add();
     if (p.kind == LookupKind::kSession) {
-      worker::SessionRestore a{};
+      session::SessionRestore a{};
       a.access_teid = p.access_teid;
       a.outcome = static_cast<uint8_t>(RestoreOutcome::kFailed);
       push(LookupKind::kSession, p.partition, {reinterpret_cast<const uint8_t*>(&a), sizeof a});
     } else if (p.kind == LookupKind::kStoredTeids) {
-      const worker::StoredTeidsChunk c{p.partition, static_cast<uint8_t>(RestoreOutcome::kFailed), 1, 0};
+      const session::StoredTeidsChunk c{p.partition, static_cast<uint8_t>(RestoreOutcome::kFailed), 1, 0};
       push(LookupKind::kStoredTeids, p.partition, {reinterpret_cast<const uint8_t*>(&c), sizeof c});
     }
   }
@@ -158,7 +92,7 @@ void RestoreServer::completed(void* user, const RedisResult& result) noexcept {
 }
 
 void RestoreServer::answerSession(const Pending& p, const RedisResult& result) noexcept {
-  worker::SessionRestore a{};
+  session::SessionRestore a{};
   a.access_teid = p.access_teid;
   a.outcome = static_cast<uint8_t>(RestoreOutcome::kFailed);
   if (result.error == RedisErrc::kOk && result.reply != nullptr) {
@@ -177,7 +111,7 @@ void RestoreServer::answerSession(const Pending& p, const RedisResult& result) n
 }
 
 void RestoreServer::answerStoredTeids(const Pending& p, const RedisResult& result) noexcept {
-  worker::StoredTeidsChunk c{p.partition, static_cast<uint8_t>(RestoreOutcome::kFailed), 1, 0};
+  session::StoredTeidsChunk c{p.partition, static_cast<uint8_t>(RestoreOutcome::kFailed), 1, 0};
   if (result.error != RedisErrc::kOk || result.reply == nullptr || result.reply->type != REDIS_REPLY_ARRAY) {
     counters_.lookups_failed.add();
     push(LookupKind::kStoredTeids, p.partition, {reinterpret_cast<const uint8_t*>(&c), sizeof c});
@@ -197,7 +131,7 @@ void RestoreServer::answerStoredTeids(const Pending& p, const RedisResult& resul
   c.outcome = static_cast<uint8_t>(RestoreOutcome::kFound);
   std::size_t at = 0;
   do {
-    const std::size_t n = std::min<std::size_t>(teids_.size() - at, worker::kStoredTeidsPerChunk);
+    const std::size_t n = std::min<std::size_t>(teids_.size() - at, session::kStoredTeidsPerChunk);
     c.count = static_cast<uint32_t>(n);
     c.last = at + n == teids_.size() ? 1 : 0;
     if (!push(LookupKind::kStoredTeids, p.partition, {reinterpret_cast<const uint8_t*>(&c), sizeof c},

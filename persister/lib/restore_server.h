@@ -1,4 +1,4 @@
-// The persister's side of restoration (workers/lib/restore.h): a worker's
+// The persister's side of restoration (common/session/lookup.h): a worker's
 // look-ups read from its lookup ring, asked of Redis on the worker's channel,
 // and the answers written to its restore ring, with a ring of the worker's
 // doorbell.
@@ -21,17 +21,16 @@
 
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
-#include "persister/lib/persister_shm.h"
-#include "persister/lib/record.h"
-#include "persister/lib/redis_client.h"
+#include "common/group/persister_shm.h"
+#include "common/group/redis_keys.h"
+#include "common/session/lookup.h"
+#include "common/session/record.h"
+#include "redis_client.h"
 #include "proto/session.pb.h"
-#include "workers/lib/restore.h"
 
 namespace gtpcp::persister {
 
-// The slot a stored record's "core" field describes, as the worker keeps it
-// (the inverse of coreRecord()); false when it does not describe one.
-bool slotFromRecord(const proto::SessionRecord& record, worker::SessionShm& out) noexcept;
+using group::KeyNames;
 
 class RestoreServer {
  public:
@@ -51,7 +50,7 @@ class RestoreServer {
  private:
   struct Pending {
     RestoreServer* server = nullptr;
-    worker::LookupKind kind{};
+    session::LookupKind kind{};
     uint16_t partition = 0;
     uint32_t access_teid = 0;
     uint32_t next_free = 0;
@@ -59,7 +58,7 @@ class RestoreServer {
   static void completed(void* pending, const RedisResult& result) noexcept;
   void answerSession(const Pending& p, const RedisResult& result) noexcept;
   void answerStoredTeids(const Pending& p, const RedisResult& result) noexcept;
-  bool push(worker::LookupKind kind, uint16_t partition, std::span<const uint8_t> a,
+  bool push(session::LookupKind kind, uint16_t partition, std::span<const uint8_t> a,
             std::span<const uint8_t> b = {}) noexcept;
   void flush() noexcept;
 

@@ -83,11 +83,11 @@ class DispatcherTest : public ::testing::Test {
  protected:
   static constexpr uint16_t kWorkers = 3;
 
-  DispatcherTest() : shm_(std::make_unique<ForwarderShm>()) {
-    shm_->recovery.store(42);
+  DispatcherTest() : shm_(std::make_unique<ForwarderShm>()), table_(std::make_unique<GatewayTableShm>()) {
+    table_->recovery.store(42);
     for (int i = 0; i < kWorkers; ++i) rings_.push_back(std::make_unique<Rings>());
     for (auto& r : rings_) ports_.push_back(r->ports());
-    dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, sink_);
+    dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *table_, sink_);
   }
 
   void dispatch(const std::vector<uint8_t>& bytes) {
@@ -189,6 +189,7 @@ class DispatcherTest : public ::testing::Test {
 
   net::Address peer_ = net::Address::v4(Ipv4{{127, 0, 0, 11}}, 40000);
   std::unique_ptr<ForwarderShm> shm_;
+  std::unique_ptr<GatewayTableShm> table_;
   std::vector<std::unique_ptr<Rings>> rings_;
   std::vector<WorkerPorts> ports_;
   RecordingSink sink_;

@@ -121,9 +121,10 @@ class GatewayHealthTest : public ::testing::Test, public ReplySink {
   // The socket plan has IPv4 on both legs but IPv6 on the access leg only.
   GatewayHealthTest()
       : shm_(std::make_unique<ForwarderShm>()),
+        table_shm_(std::make_unique<GatewayTableShm>()),
         plan_(group::SocketPlan::make(Ipv4{{127, 0, 0, 1}}, v6("2001:db8::1"), Ipv4{{127, 0, 0, 2}},
                                       std::nullopt, 2123)) {
-    shm_->recovery.store(kGroupRecovery);
+    table_shm_->recovery.store(kGroupRecovery);
   }
 
   // Loads `gateways` with `health_check: {<settings>}` and starts the checks at kT0.
@@ -132,7 +133,7 @@ class GatewayHealthTest : public ::testing::Test, public ReplySink {
                                           "routing.yaml");
     EXPECT_TRUE(r) << r.error().toString();
     table_ = r ? std::move(*r) : config::RoutingTable{};  // none: the test fails, not crashes
-    health_ = std::make_unique<GatewayHealth>(table_, plan_, *shm_, kT0);
+    health_ = std::make_unique<GatewayHealth>(table_, plan_, *shm_, *table_shm_, kT0);
   }
 
   bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
@@ -202,10 +203,11 @@ class GatewayHealthTest : public ::testing::Test, public ReplySink {
     return out;
   }
 
-  const GatewayStatusShm& status(std::size_t i) const { return shm_->gateways[i]; }
+  const GatewayStatusShm& status(std::size_t i) const { return table_shm_->gateways[i]; }
   bool up(std::size_t i) const { return status(i).up.load() == 1; }
 
   std::unique_ptr<ForwarderShm> shm_;
+  std::unique_ptr<GatewayTableShm> table_shm_;
   group::SocketPlan plan_;
   config::RoutingTable table_;
   uint64_t now_ns_ = 0;     // of the tick in progress
@@ -215,7 +217,7 @@ class GatewayHealthTest : public ::testing::Test, public ReplySink {
 
 TEST_F(GatewayHealthTest, PublishesEveryGatewayAtConstruction) {
   start("interval_ms: 1000");
-  EXPECT_EQ(shm_->gateways_published.load(), 4u);
+  EXPECT_EQ(table_shm_->published.load(), 4u);
   EXPECT_EQ(status(0).address, kPgw1);
   EXPECT_EQ(status(1).address, kPgw2);
   EXPECT_EQ(status(2).address, kPgw3);
@@ -226,19 +228,19 @@ TEST_F(GatewayHealthTest, PublishesEveryGatewayAtConstruction) {
     EXPECT_EQ(status(i).restarts.load(), 0u) << i;
     EXPECT_EQ(status(i).echo_sent.load(), 0u) << i;
   }
-  EXPECT_TRUE(shm_->gateways[4].address == net::Address{});
+  EXPECT_TRUE(table_shm_->gateways[4].address == net::Address{});
   EXPECT_TRUE(sent_.empty());
   EXPECT_EQ(health_->nextDue(), kT0);
 }
 
 TEST_F(GatewayHealthTest, KeepsWhatIsKnownOfTheSameGatewayOnly) {
   // What an earlier forwarder left: entry 0 is another gateway, entry 1 the same.
-  shm_->gateways[0].address = net::Address::v4(Ipv4{{10, 0, 0, 9}}, 2123);
-  shm_->gateways[0].up.store(0);
-  shm_->gateways[0].recovery.store(7);
-  shm_->gateways[1].address = kPgw2;
-  shm_->gateways[1].up.store(0);
-  shm_->gateways[1].recovery.store(9);
+  table_shm_->gateways[0].address = net::Address::v4(Ipv4{{10, 0, 0, 9}}, 2123);
+  table_shm_->gateways[0].up.store(0);
+  table_shm_->gateways[0].recovery.store(7);
+  table_shm_->gateways[1].address = kPgw2;
+  table_shm_->gateways[1].up.store(0);
+  table_shm_->gateways[1].recovery.store(9);
   start("interval_ms: 1000");
   EXPECT_EQ(status(0).address, kPgw1);
   EXPECT_TRUE(up(0));
@@ -248,10 +250,10 @@ TEST_F(GatewayHealthTest, KeepsWhatIsKnownOfTheSameGatewayOnly) {
 }
 
 TEST_F(GatewayHealthTest, ZeroIntervalSendsNothingAndEveryGatewayIsUp) {
-  shm_->gateways[1].address = kPgw2;  // left down by an earlier forwarder
-  shm_->gateways[1].up.store(0);
+  table_shm_->gateways[1].address = kPgw2;  // left down by an earlier forwarder
+  table_shm_->gateways[1].up.store(0);
   start("interval_ms: 0, misses: 1");
-  EXPECT_EQ(shm_->gateways_published.load(), 4u);
+  EXPECT_EQ(table_shm_->published.load(), 4u);
   EXPECT_EQ(health_->nextDue(), UINT64_MAX);
   for (uint64_t now : {kT0, kT0 + 1000 * kMs, kT0 + 3'600'000 * kMs, UINT64_MAX - 1})
     EXPECT_EQ(tick(now), UINT64_MAX) << now;
@@ -340,7 +342,7 @@ TEST_F(GatewayHealthTest, AnIpv6GatewayIsCheckedFromAnIpv6GatewayAddress) {
 TEST_F(GatewayHealthTest, EchoRequestsAreWellFormed) {
   start("interval_ms: 1000");
   runUntil(kT0 + 1000 * kMs);
-  shm_->recovery.store(200);  // a restarted group answers with its new value
+  table_shm_->recovery.store(200);  // a restarted group answers with its new value
   runUntil(kT0 + 2000 * kMs);
   ASSERT_EQ(sent_.size(), 6u);
   std::vector<uint32_t> sequences;
@@ -489,7 +491,7 @@ TEST_F(GatewayHealthTest, CountersAgreeWithWhatWasSentAndAnswered) {
 TEST_F(GatewayHealthTest, EchoResponsesReachTheChecksThroughTheDispatcher) {
   start("interval_ms: 1000");
   tick(kT0);
-  Dispatcher dispatcher({}, *shm_, *this);
+  Dispatcher dispatcher({}, *shm_, *table_shm_, *this);
   dispatcher.setHealth(health_.get());
   auto dispatch = [&](const net::Address& from, const std::vector<uint8_t>& bytes) {
     ring::DatagramMeta meta{};
@@ -515,9 +517,9 @@ TEST_F(GatewayHealthTest, ChecksTheFirstMaxHealthCheckedGatewaysOnly) {
   auto r = config::parseRoutingDocument(text, "routing.yaml");
   ASSERT_TRUE(r) << r.error().toString();
   table_ = std::move(*r);
-  health_ = std::make_unique<GatewayHealth>(table_, plan_, *shm_, kT0);
-  EXPECT_EQ(shm_->gateways_published.load(), kMaxHealthChecked);
-  EXPECT_EQ(shm_->gateways[kMaxHealthChecked - 1].address,
+  health_ = std::make_unique<GatewayHealth>(table_, plan_, *shm_, *table_shm_, kT0);
+  EXPECT_EQ(table_shm_->published.load(), kMaxHealthChecked);
+  EXPECT_EQ(table_shm_->gateways[kMaxHealthChecked - 1].address,
             net::Address::v4(Ipv4{{10, 0, 4, 24}}, 2123));  // gateway 1023
   runUntil(kT0 + 1000 * kMs);
   EXPECT_EQ(sent_.size(), kMaxHealthChecked);
@@ -594,7 +596,7 @@ TEST_F(GatewayHealthTest, AnAnswerOfTheOtherVersionDoesNotCount) {
 TEST_F(GatewayHealthTest, Gtpv1EchoResponsesReachTheChecksThroughTheDispatcher) {
   start("interval_ms: 1000", kMixedGateways);
   runUntil(kT0 + 1000 * kMs);
-  Dispatcher dispatcher({}, *shm_, *this);
+  Dispatcher dispatcher({}, *shm_, *table_shm_, *this);
   dispatcher.setHealth(health_.get());
   ring::DatagramMeta meta{};
   meta.local_socket = plan_.gateway_v4;
@@ -613,10 +615,10 @@ TEST_F(GatewayHealthTest, Gtpv1EchoResponsesReachTheChecksThroughTheDispatcher) 
 
 TEST_F(GatewayHealthTest, AGatewayThatChangesVersionStartsOver) {
   // What an earlier forwarder knew of 127.0.0.31 when it was a PGW.
-  shm_->gateways[1].address = kGgsn1;
-  shm_->gateways[1].gtp_version = 2;
-  shm_->gateways[1].up.store(0);
-  shm_->gateways[1].recovery.store(9);
+  table_shm_->gateways[1].address = kGgsn1;
+  table_shm_->gateways[1].gtp_version = 2;
+  table_shm_->gateways[1].up.store(0);
+  table_shm_->gateways[1].recovery.store(9);
   start("interval_ms: 1000", kMixedGateways);
   EXPECT_TRUE(up(1));
   EXPECT_EQ(status(1).recovery.load(), kRecoveryUnknown);

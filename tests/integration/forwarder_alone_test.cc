@@ -19,12 +19,14 @@
 
 #include "common/config/instance.h"
 #include "common/group/from_config.h"
+#include "common/group/control_shm.h"
 #include "common/group/meta.h"
 #include "common/group/rings.h"
 #include "common/partition.h"
+#include "common/ring/bell.h"
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
-#include "forwarder/lib/forwarder_shm.h"
+#include "common/group/forwarder_shm.h"
 #include "tests/integration/fixture.h"
 #include "tests/integration/raw_gtp.h"
 #include "tests/support/udp.h"
@@ -80,15 +82,18 @@ TEST_F(DataPathTest, ForwarderAloneRoutesEachDatagramToTheRightRingAndSendsEgres
   ASSERT_EQ(plan.sockets.size(), 1u);  // access and gateway share one address
   const uint8_t socket = plan.access_v4;
 
-  // The workers' ends, before the forwarder starts: whoever comes first lays
-  // out the rings.
+  // What gtpcp start makes before any process: the control segment.
+  auto control = group::createControl(paths.controlSegment());
+  ASSERT_TRUE(control) << control.error().message;
+  // The workers' ends, before the forwarder starts: the workers own their
+  // rings (common/group/segments.h), so the test makes them as a worker does.
   FakeWorker workers[kWorkers];
   for (unsigned w = 0; w < kWorkers; ++w) {
     FakeWorker& f = workers[w];
-    auto p = group::openRingSegment(paths.ring(w, group::RingKind::kPriority), sizes.priority);
-    auto n = group::openRingSegment(paths.ring(w, group::RingKind::kNew), sizes.fresh);
-    auto e = group::openRingSegment(paths.ring(w, group::RingKind::kEgress), sizes.egress);
-    auto b = group::openDoorbellSegment(paths.workerDoorbell(w));
+    auto p = group::createRingSegment(paths.ring(w, group::RingKind::kPriority), sizes.priority);
+    auto n = group::createRingSegment(paths.ring(w, group::RingKind::kNew), sizes.fresh);
+    auto e = group::createRingSegment(paths.ring(w, group::RingKind::kEgress), sizes.egress);
+    auto b = group::createDoorbellSegment(paths.workerDoorbell(w));
     ASSERT_TRUE(p && n && e && b);
     f.priority_segment.emplace(std::move(*p));
     f.new_segment.emplace(std::move(*n));
@@ -193,18 +198,11 @@ TEST_F(DataPathTest, ForwarderAloneRoutesEachDatagramToTheRightRingAndSendsEgres
 
   // 4. Records on the egress rings leave the forwarder's socket for the
   // address and port they name.
-  auto wakeForwarder = [&] {
-    // As a worker does: publish, fence, and knock only if it sleeps.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (fwd->sleeping.load(std::memory_order_relaxed) == 0) return;
-    const int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
-    sockaddr_un un{};
-    un.sun_family = AF_UNIX;
-    std::strncpy(un.sun_path, paths.forwarderDoorbellSocket().c_str(), sizeof un.sun_path - 1);
-    const uint8_t byte = 1;
-    sendto(fd, &byte, 1, 0, reinterpret_cast<sockaddr*>(&un), sizeof un);
-    ::close(fd);
-  };
+  auto bell = ring::BellRinger::open(paths.forwarderBellSocket());
+  ASSERT_TRUE(bell) << bell.error().message;
+  // As a worker does: publish, then ring the forwarder's bell, which sends a
+  // byte only when its flag says it sleeps.
+  auto wakeForwarder = [&] { bell->ring(&fwd->bell); };
   struct Out {
     unsigned worker;
     UdpSocket* to;

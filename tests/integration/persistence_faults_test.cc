@@ -28,7 +28,7 @@
 #include <sstream>
 #include <thread>
 
-#include "persister/lib/record.h"
+#include "common/session/record.h"
 #include "tests/integration/fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/redis.h"
@@ -171,7 +171,7 @@ class PersistenceFaultsTest : public DataPathTest, public ::testing::WithParamIn
       const auto hashes = testing::redisHashes(port, keys);
       for (std::size_t i = 0; i < keys.size(); ++i) {
         proto::SessionRecord r;
-        if (persister::assemble(hashes[i], r)) {
+        if (session::assemble(hashes[i], r)) {
           out.records[keys[i]] = r;
         } else {
           out.unreadable.push_back(keys[i]);

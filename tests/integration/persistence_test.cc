@@ -15,7 +15,7 @@
 #include <set>
 #include <thread>
 
-#include "persister/lib/record.h"
+#include "common/session/record.h"
 #include "common/gtp/v1/builder.h"
 #include "common/gtp/v1/ies.h"
 #include "common/gtp/v1/message.h"
@@ -106,7 +106,7 @@ class PersistenceTest : public DataPathTest {
     std::map<std::string, proto::SessionRecord> out;
     for (const std::string& key : r.keys("gtpcp:" + group_->group() + ":*:s:*")) {
       proto::SessionRecord rec;
-      EXPECT_TRUE(persister::assemble(r.hash(key), rec)) << key;
+      EXPECT_TRUE(session::assemble(r.hash(key), rec)) << key;
       out[key] = rec;
     }
     return out;

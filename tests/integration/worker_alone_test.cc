@@ -1,7 +1,8 @@
 // gtpcp-worker on its own, fed from its rings by the test playing the
 // forwarder: no socket anywhere. The test lays out the worker's rings, its
-// doorbell and the forwarder's segment (marked asleep, so that the worker
-// knocks on the forwarder's doorbell socket, which the test holds), pushes
+// doorbell, the control segment and the forwarder's segment (marked asleep,
+// so that the worker knocks on the forwarder's bell socket, which the test
+// holds), pushes
 // the SGW's and the PGW's messages of one session's life into the rings and
 // reads the translated ones from the egress ring.
 #include <poll.h>
@@ -17,17 +18,18 @@
 #include <optional>
 
 #include "common/config/instance.h"
+#include "common/group/control_shm.h"
 #include "common/group/from_config.h"
 #include "common/group/meta.h"
 #include "common/group/rings.h"
 #include "common/partition.h"
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
-#include "forwarder/lib/forwarder_shm.h"
+#include "common/group/forwarder_shm.h"
 #include "tests/integration/fixture.h"
 #include "tests/integration/raw_gtp.h"
 #include "tools/peer/messages.h"
-#include "workers/lib/worker_shm.h"
+#include "common/group/worker_shm.h"
 
 namespace gtpcp::integration {
 namespace {
@@ -56,10 +58,18 @@ class FakeForwarder {
                                                      new (payload) forwarder::ForwarderShm();
                                                      return {};
                                                    });
-    auto p = group::openRingSegment(paths.ring(kIndex, group::RingKind::kPriority), sizes.priority);
-    auto n = group::openRingSegment(paths.ring(kIndex, group::RingKind::kNew), sizes.fresh);
-    auto e = group::openRingSegment(paths.ring(kIndex, group::RingKind::kEgress), sizes.egress);
-    auto b = group::openDoorbellSegment(paths.workerDoorbell(kIndex));
+    // The worker owns its rings; the test makes them as it would, and the
+    // control segment as gtpcp start does.
+    auto control = group::createControl(paths.controlSegment());
+    if (!control) {
+      error = control.error().message;
+      return false;
+    }
+    control_.emplace(std::move(*control));
+    auto p = group::createRingSegment(paths.ring(kIndex, group::RingKind::kPriority), sizes.priority);
+    auto n = group::createRingSegment(paths.ring(kIndex, group::RingKind::kNew), sizes.fresh);
+    auto e = group::createRingSegment(paths.ring(kIndex, group::RingKind::kEgress), sizes.egress);
+    auto b = group::createDoorbellSegment(paths.workerDoorbell(kIndex));
     for (const auto* r : {&fwd, &p, &n, &e, &b}) {
       if (!*r) {
         error = r->error().message;
@@ -87,13 +97,13 @@ class FakeForwarder {
     bell_socket_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un un{};
     un.sun_family = AF_UNIX;
-    std::strncpy(un.sun_path, paths.forwarderDoorbellSocket().c_str(), sizeof un.sun_path - 1);
+    std::strncpy(un.sun_path, paths.forwarderBellSocket().c_str(), sizeof un.sun_path - 1);
     ::unlink(un.sun_path);
     if (bind(bell_socket_, reinterpret_cast<sockaddr*>(&un), sizeof un) != 0) {
-      error = "bind " + paths.forwarderDoorbellSocket() + ": " + std::strerror(errno);
+      error = "bind " + paths.forwarderBellSocket() + ": " + std::strerror(errno);
       return false;
     }
-    shm().sleeping.store(1, std::memory_order_seq_cst);
+    shm().bell.sleeping.store(1, std::memory_order_seq_cst);
     return true;
   }
   ~FakeForwarder() {
@@ -139,7 +149,7 @@ class FakeForwarder {
   bool egressEmpty() const { return egress_->empty(); }
 
  private:
-  std::optional<ring::SharedSegment> fwd_, priority_segment_, new_segment_, egress_segment_, bell_segment_;
+  std::optional<ring::SharedSegment> control_, fwd_, priority_segment_, new_segment_, egress_segment_, bell_segment_;
   std::optional<ring::Producer> priority_, fresh_;
   std::optional<ring::Consumer> egress_;
   std::optional<ring::Doorbell> bell_;

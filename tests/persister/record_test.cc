@@ -1,9 +1,9 @@
-// Session records in Redis (persister/lib/record.h): what a worker's change
+// Session records in Redis (common/session/record.h, persister/lib/batch.h): what a worker's change
 // records become (commands, coalesced per batch), and how the hash fields
 // they write read back as one SessionRecord; and a Channel
 // (persister/lib/persister.h) sending a batch from a ring, sending it again
 // after a failure, releasing the ring once it is acknowledged.
-#include "persister/lib/record.h"
+#include "persister/lib/batch.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +20,7 @@
 #include "common/gtp/v2/ies.h"
 #include "common/ring/ring.h"
 #include "persister/lib/persister.h"
+#include "workers/lib/persist.h"
 #include "persister/lib/redis_slot.h"
 
 // Counts operator new calls, for the test that a warmed-up channel allocates
@@ -37,6 +38,11 @@ std::atomic<uint64_t> g_allocations{0};
 
 namespace gtpcp::persister {
 namespace {
+
+using session::assemble;
+using session::coreRecord;
+using session::partialRecord;
+using session::slotFromRecord;
 
 using namespace gtp;
 using namespace gtp::v2;

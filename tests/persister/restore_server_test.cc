@@ -11,18 +11,21 @@
 
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
-#include "persister/lib/record.h"
+#include "common/session/record.h"
+#include "common/session/lookup.h"
 #include "persister/lib/restore_server.h"
 #include "tests/persister/redis_harness.h"
 #include "tests/support/process.h"
-#include "workers/lib/teid.h"
+#include "common/session/teid.h"
 
 namespace gtpcp::persister::test {
 namespace {
 
 using namespace std::chrono_literals;
-using worker::LookupKind;
-using worker::RestoreOutcome;
+using session::coreRecord;
+using session::slotFromRecord;
+using session::LookupKind;
+using session::RestoreOutcome;
 
 // A ring in process memory: both ends here.
 struct HeapRing {
@@ -37,9 +40,9 @@ struct HeapRing {
   std::optional<ring::Consumer> consumer;
 };
 
-worker::SessionShm sessionOf(const char* imsi, uint32_t sgw_teid) {
-  worker::SessionShm s{};
-  s.state = static_cast<uint8_t>(worker::SessionState::kActive);
+session::SessionShm sessionOf(const char* imsi, uint32_t sgw_teid) {
+  session::SessionShm s{};
+  s.state = static_cast<uint8_t>(session::SessionState::kActive);
   s.gtp_version = 2;
   s.default_ebi = 5;
   s.pool = 1;
@@ -67,16 +70,16 @@ worker::SessionShm sessionOf(const char* imsi, uint32_t sgw_teid) {
   return s;
 }
 
-proto::SessionRecord core(const worker::SessionShm& s, uint32_t teid, uint16_t partition) {
+proto::SessionRecord core(const session::SessionShm& s, uint32_t teid, uint16_t partition) {
   proto::SessionRecord r;
   coreRecord(s, teid, partition, 2000, r);
   return r;
 }
 
 TEST(SlotFromRecord, IsTheInverseOfTheCoreRecord) {
-  const worker::SessionShm s = sessionOf("001010000000042", 0x1111);
-  const uint32_t teid = worker::makeTeid(77, 12, worker::Leg::kAccess, 9);
-  worker::SessionShm back;
+  const session::SessionShm s = sessionOf("001010000000042", 0x1111);
+  const uint32_t teid = session::makeTeid(77, 12, session::Leg::kAccess, 9);
+  session::SessionShm back;
   ASSERT_TRUE(slotFromRecord(core(s, teid, 77), back));
   EXPECT_EQ(back.generation, 9);
   EXPECT_EQ(back.state, s.state);
@@ -120,11 +123,11 @@ class RestoreServerTest : public ::testing::Test {
 
   // Writes sessions as the persister keeps them: the "core" field of the
   // session's hash, and its TEID in the partition's set.
-  void store(const std::vector<std::pair<uint32_t, worker::SessionShm>>& sessions) {
+  void store(const std::vector<std::pair<uint32_t, session::SessionShm>>& sessions) {
     std::vector<Outcome> outcomes(sessions.size());
     for (std::size_t i = 0; i < sessions.size(); ++i) {
       const auto& [teid, s] = sessions[i];
-      const uint16_t partition = worker::splitTeid(teid).partition;
+      const uint16_t partition = session::splitTeid(teid).partition;
       const std::string key = keys_.session(partition, teid);
       const std::string value = core(s, teid, partition).SerializeAsString();
       const std::string set = keys_.teids(partition);
@@ -149,7 +152,7 @@ class RestoreServerTest : public ::testing::Test {
     lookups_.producer->publish();
   }
   void askSession(uint32_t teid) {
-    const worker::SessionLookup q{teid, worker::splitTeid(teid).partition, 0};
+    const session::SessionLookup q{teid, session::splitTeid(teid).partition, 0};
     ask(LookupKind::kSession, q.partition, {reinterpret_cast<const uint8_t*>(&q), sizeof q});
   }
 
@@ -168,8 +171,8 @@ class RestoreServerTest : public ::testing::Test {
     }, 10s);
     return out;
   }
-  static worker::SessionRestore sessionAnswer(const std::vector<uint8_t>& bytes) {
-    worker::SessionRestore r{};
+  static session::SessionRestore sessionAnswer(const std::vector<uint8_t>& bytes) {
+    session::SessionRestore r{};
     EXPECT_GE(bytes.size(), sizeof r);
     std::memcpy(&r, bytes.data(), std::min(bytes.size(), sizeof r));
     return r;
@@ -181,24 +184,24 @@ class RestoreServerTest : public ::testing::Test {
   std::unique_ptr<RedisClientImpl> client_;
   KeyNames keys_{"g1"};
   PersisterCounters counters_;
-  HeapRing lookups_{worker::kLookupRingSlots};
-  HeapRing answers_{worker::kLookupRingSlots};
+  HeapRing lookups_{session::kLookupRingSlots};
+  HeapRing answers_{session::kLookupRingSlots};
   ring::DoorbellShm bell_;
   std::unique_ptr<RestoreServer> server_;
 };
 
 TEST_F(RestoreServerTest, AStoredSessionComesBackAsItsSlotAndAMissingOneIsAbsent) {
-  const uint32_t teid = worker::makeTeid(300, 4, worker::Leg::kAccess, 3);
+  const uint32_t teid = session::makeTeid(300, 4, session::Leg::kAccess, 3);
   store({{teid, sessionOf("001010000000001", 0xaaaa)}});
   askSession(teid);
-  askSession(worker::makeTeid(300, 4, worker::Leg::kAccess, 4));
+  askSession(session::makeTeid(300, 4, session::Leg::kAccess, 4));
   const auto got = answers(2);
   ASSERT_EQ(got.size(), 2u);
   const auto found = sessionAnswer(got[0].second);
   EXPECT_EQ(found.access_teid, teid);
   ASSERT_EQ(found.outcome, static_cast<uint8_t>(RestoreOutcome::kFound));
   EXPECT_EQ(found.record.sgw.teid, 0xaaaau);
-  EXPECT_EQ(found.record.state, static_cast<uint8_t>(worker::SessionState::kActive));
+  EXPECT_EQ(found.record.state, static_cast<uint8_t>(session::SessionState::kActive));
   EXPECT_EQ(std::string(found.record.imsi, found.record.imsi_length), "001010000000001");
   EXPECT_EQ(sessionAnswer(got[1].second).outcome, static_cast<uint8_t>(RestoreOutcome::kAbsent))
       << "another generation of the slot is another session";
@@ -207,10 +210,10 @@ TEST_F(RestoreServerTest, AStoredSessionComesBackAsItsSlotAndAMissingOneIsAbsent
 }
 
 TEST_F(RestoreServerTest, APartitionsStoredTeidsComeBackSortedInChunks) {
-  std::vector<std::pair<uint32_t, worker::SessionShm>> sessions;
-  const uint32_t n = worker::kStoredTeidsPerChunk + 10;
+  std::vector<std::pair<uint32_t, session::SessionShm>> sessions;
+  const uint32_t n = session::kStoredTeidsPerChunk + 10;
   for (uint32_t slot = n; slot-- > 0;) {
-    sessions.emplace_back(worker::makeTeid(9, static_cast<uint16_t>(slot), worker::Leg::kAccess, 1),
+    sessions.emplace_back(session::makeTeid(9, static_cast<uint16_t>(slot), session::Leg::kAccess, 1),
                           sessionOf("001010000000002", slot + 1));
   }
   // Written in pieces: a pipeline of this many transactions at once is more
@@ -218,15 +221,15 @@ TEST_F(RestoreServerTest, APartitionsStoredTeidsComeBackSortedInChunks) {
   for (std::size_t at = 0; at < sessions.size(); at += 1000) {
     store({sessions.begin() + at, sessions.begin() + std::min(sessions.size(), at + 1000)});
   }
-  const worker::StoredTeidsLookup q{9, 0};
+  const session::StoredTeidsLookup q{9, 0};
   ask(LookupKind::kStoredTeids, 9, {reinterpret_cast<const uint8_t*>(&q), sizeof q});
-  const worker::StoredTeidsLookup empty{11, 0};
+  const session::StoredTeidsLookup empty{11, 0};
   ask(LookupKind::kStoredTeids, 11, {reinterpret_cast<const uint8_t*>(&empty), sizeof empty});
   const auto got = answers(3);
   ASSERT_EQ(got.size(), 3u);
   std::vector<uint32_t> teids;
   for (int i = 0; i < 2; ++i) {
-    worker::StoredTeidsChunk c;
+    session::StoredTeidsChunk c;
     std::memcpy(&c, got[i].second.data(), sizeof c);
     EXPECT_EQ(c.partition, 9u);
     EXPECT_EQ(c.outcome, static_cast<uint8_t>(RestoreOutcome::kFound));
@@ -237,8 +240,8 @@ TEST_F(RestoreServerTest, APartitionsStoredTeidsComeBackSortedInChunks) {
   }
   ASSERT_EQ(teids.size(), n);
   EXPECT_TRUE(std::is_sorted(teids.begin(), teids.end()));
-  EXPECT_EQ(teids.front(), worker::makeTeid(9, 0, worker::Leg::kAccess, 1));
-  worker::StoredTeidsChunk c;
+  EXPECT_EQ(teids.front(), session::makeTeid(9, 0, session::Leg::kAccess, 1));
+  session::StoredTeidsChunk c;
   std::memcpy(&c, got[2].second.data(), sizeof c);
   EXPECT_EQ(c.partition, 11u);
   EXPECT_EQ(c.count, 0u);
@@ -247,7 +250,7 @@ TEST_F(RestoreServerTest, APartitionsStoredTeidsComeBackSortedInChunks) {
 
 TEST_F(RestoreServerTest, AnUnreachableRedisIsFailedNeverAbsent) {
   redis_->kill();
-  const uint32_t teid = worker::makeTeid(300, 4, worker::Leg::kAccess, 3);
+  const uint32_t teid = session::makeTeid(300, 4, session::Leg::kAccess, 3);
   askSession(teid);
   const auto got = answers(1);
   ASSERT_EQ(got.size(), 1u);

@@ -119,15 +119,15 @@ class ProxyTest : public ::testing::Test {
     routing_.swap(next_routing_);
   }
 
-  // A forwarder segment whose health checks know the document's gateways,
+  // A gateway table whose health checks know the document's gateways,
   // all up, Recovery unknown.
-  forwarder::ForwarderShm& healthChecks() {
-    forwarder_ = std::make_unique<forwarder::ForwarderShm>();
+  forwarder::GatewayTableShm& healthChecks() {
+    forwarder_ = std::make_unique<forwarder::GatewayTableShm>();
     for (std::size_t i = 0; i < routing_->gateways().size(); ++i) {
       const config::Gateway& g = routing_->gateways()[i];
       forwarder_->gateways[i].address = net::Address::v4(std::get<Ipv4>(g.address), g.port);
     }
-    forwarder_->gateways_published.store(static_cast<uint32_t>(routing_->gateways().size()));
+    forwarder_->published.store(static_cast<uint32_t>(routing_->gateways().size()));
     proxy_->setGatewayStatus(forwarder_.get());
     return *forwarder_;
   }
@@ -287,7 +287,7 @@ class ProxyTest : public ::testing::Test {
   TransactionTable transactions_;
   std::unique_ptr<config::RoutingTable> routing_;
   std::unique_ptr<config::RoutingTable> next_routing_;  // the one replaced, kept alive
-  std::unique_ptr<forwarder::ForwarderShm> forwarder_;
+  std::unique_ptr<forwarder::GatewayTableShm> forwarder_;
   RecordingEgress egress_;
   std::unique_ptr<Proxy> proxy_;
 };

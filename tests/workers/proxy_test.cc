@@ -447,7 +447,7 @@ TEST_F(ProxyTest, TransactionTableFullRefusesWithNoResources) {
 // -- gateways: health, failover, restarts ------------------------------------------
 
 TEST_F(ProxyTest, GatewayDownIsNotChosenAndTakesItsShareAgainWhenUp) {
-  forwarder::ForwarderShm& f = healthChecks();
+  forwarder::GatewayTableShm& f = healthChecks();
   f.gateways[0].up.store(0);  // pgw1, weight 3
   for (int i = 0; i < 8; ++i)
     EXPECT_EQ(createFrom("00101000000010" + std::to_string(i), "internet", 0x100 + i, 100 + i).to,
@@ -460,7 +460,7 @@ TEST_F(ProxyTest, GatewayDownIsNotChosenAndTakesItsShareAgainWhenUp) {
 }
 
 TEST_F(ProxyTest, NoGatewayUpRejectsTheCreationWithNoResources) {
-  forwarder::ForwarderShm& f = healthChecks();
+  forwarder::GatewayTableShm& f = healthChecks();
   f.gateways[2].up.store(0);  // pgw3, the only one of pool ims
   auto out = feed(createSessionRequest("001010000000300", "ims", 0x300, 300, kSgw), net::Address::v4(kSgw, kPort));
   ASSERT_EQ(out.size(), 1u);
@@ -656,7 +656,7 @@ TEST_F(ProxyTest, RestartSeenInACreateSessionResponseRemovesTheOlderSessionsAndT
 
 TEST_F(ProxyTest, RestartSeenByTheForwarderIsFollowedAtTheConfiguredRate) {
   useRouting("health_check: {restart_notify_rate: 2}\n");
-  forwarder::ForwarderShm& f = healthChecks();
+  forwarder::GatewayTableShm& f = healthChecks();
   f.gateways[2].recovery.store(5);
   proxy_->setGatewayStatus(&f);  // learns Recovery 5 of pgw3
   for (uint32_t i = 0; i < 5; ++i) {

@@ -35,11 +35,11 @@
 #include "common/partition.h"
 #include "common/ring/ring.h"
 #include "persister/lib/persister.h"
-#include "persister/lib/persister_shm.h"
-#include "persister/lib/record.h"
+#include "common/group/persister_shm.h"
+#include "persister/lib/batch.h"
 #include "persister/lib/redis_client.h"
 #include "workers/lib/persist.h"
-#include "workers/lib/teid.h"
+#include "common/session/teid.h"
 
 // Allocation counting: every operator new in this binary goes through these.
 // Out of line, so that the compiler does not pair an inlined free() with a
@@ -339,7 +339,7 @@ void runChannel(benchmark::State& state, Mix mix) {
   changes(mix, records, batch);
   Ring ring(1u << 17);
   InstantRedis redis;
-  persister::KeyNames keys("g1");
+  group::KeyNames keys("g1");
   persister::PersisterCounters counters;
   persister::Channel channel(*ring.consumer, redis, keys, counters, records);
   const auto one = [&] {

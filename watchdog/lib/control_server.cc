@@ -1,4 +1,4 @@
-#include "watchdog/lib/control_server.h"
+#include "control_server.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -15,9 +15,11 @@
 #include "common/config/routing.h"
 #include "common/group/from_config.h"
 #include "common/group/rings.h"
+#include "common/group/status.h"
+#include "common/ring/bell.h"
 #include "common/ring/doorbell.h"
 #include "common/time/clock.h"
-#include "workers/lib/worker_shm.h"
+#include "common/group/worker_shm.h"
 
 namespace gtpcp::watchdog {
 
@@ -38,11 +40,11 @@ std::string hex(uint64_t v) {
 }  // namespace
 
 tl::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::open(zmq::context_t& context,
-                                                                              launcher::Group& group,
+                                                                              group::ProcessControl& group,
                                                                               const ControlSettings& settings) {
   std::unique_ptr<ControlServer> c(new ControlServer(group, settings));
   const group::Paths& paths = group.paths();
-  auto segment = group::openControl(paths.controlSegment());
+  auto segment = group::attachControl(paths.controlSegment());
   if (!segment) return tl::unexpected("shared memory " + paths.controlSegment() + ": " + segment.error().message);
   c->control_segment_.emplace(std::move(*segment));
   c->control_ = &group::controlOf(*c->control_segment_);
@@ -124,7 +126,7 @@ void ControlServer::receive(uint64_t now_ns) {
 
 void ControlServer::status(proto::ControlReply& reply) {
   reply.set_ok(true);
-  reply.set_status_json(group_.status().dump());
+  reply.set_status_json(group::groupStatus(group_).dump());
 }
 
 void ControlServer::drain(const proto::DrainRequest& r, proto::ControlReply& reply) {
@@ -180,17 +182,9 @@ void ControlServer::wakeProcesses() {
     auto bell = ring::SharedSegment::attach(group_.paths().workerDoorbell(w), group::kDoorbellSegmentKind);
     if (bell) ring::Doorbell(static_cast<ring::DoorbellShm*>(bell->payload())).ring();
   }
-  // The forwarder sleeps in epoll on its doorbell socket: a byte wakes it.
-  const std::string path = group_.paths().forwarderDoorbellSocket();
-  sockaddr_un un{};
-  un.sun_family = AF_UNIX;
-  if (path.size() >= sizeof un.sun_path) return;
-  std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  const uint8_t byte = 1;
-  (void)::sendto(fd, &byte, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&un), sizeof un);
-  ::close(fd);
+  // The forwarder sleeps in epoll on its bell socket (common/ring/bell.h):
+  // a byte wakes it.
+  if (auto bell = ring::BellRinger::open(group_.paths().forwarderBellSocket())) bell->ringNow();
 }
 
 bool ControlServer::reloadDone(uint64_t now_ns, proto::ControlReply& reply) {
@@ -248,7 +242,7 @@ void ControlServer::restart(const proto::RestartRequest& r, proto::ControlReply&
     return;
   }
   bool known = false;
-  for (const launcher::ProcessSpec& spec : group_.processes()) known |= spec.name == name;
+  for (const group::ProcessSpec& spec : group_.processes()) known |= spec.name == name;
   if (!known) {
     reply.set_error("no process named " + name + " in group " + group_.config().group);
     return;
@@ -336,18 +330,7 @@ void ControlServer::finishStop(proto::ControlReply& reply) {
        << " transactions were open, " << abandoned_ << " left unanswered\n";
   spdlog::info("drained in {:.3f} s: {} transactions were open, {} left unanswered", seconds, open_at_start_,
                abandoned_);
-  // Workers first: the forwarder sends what they answered last; the persister
-  // last, so that it writes their last changes.
-  std::vector<std::string> order;
-  for (uint32_t w = 0; w < group_.config().workers; ++w) order.push_back(group::Paths::workerName(w));
-  order.push_back("forwarder");
-  if (group::persists(group_.config())) order.push_back("persister");
-  bool clean = true;
-  for (const std::string& name : order) {
-    const bool was_running = group_.runningPid(name).has_value();
-    clean &= group_.terminate(name, kTerminateMs, text);
-    if (was_running) text << std::left << std::setw(12) << name << " stopped\n";
-  }
+  const bool clean = group_.stopDataPath(text, kTerminateMs);
   reply.set_ok(clean);
   if (!clean) reply.set_error("a process had to be killed");
   reply.set_transactions_open(open_at_start_);

@@ -25,7 +25,7 @@
 #include "common/group/control_shm.h"
 #include "common/ring/segment.h"
 #include "proto/control.pb.h"
-#include "tools/launcher/launcher.h"
+#include "common/group/process_control.h"
 
 namespace gtpcp::watchdog {
 
@@ -39,7 +39,7 @@ struct ControlSettings {
 class ControlServer {
  public:
   static tl::expected<std::unique_ptr<ControlServer>, std::string> open(zmq::context_t& context,
-                                                                        launcher::Group& group,
+                                                                        group::ProcessControl& group,
                                                                         const ControlSettings& settings);
 
   zmq::socket_t& socket() noexcept { return socket_; }
@@ -61,7 +61,7 @@ class ControlServer {
 
  private:
   enum class Wait : uint8_t { kReload, kStop };
-  ControlServer(launcher::Group& group, const ControlSettings& settings) : group_(group), settings_(settings) {}
+  ControlServer(group::ProcessControl& group, const ControlSettings& settings) : group_(group), settings_(settings) {}
 
   void status(proto::ControlReply& reply);
   void drain(const proto::DrainRequest& r, proto::ControlReply& reply);
@@ -80,7 +80,7 @@ class ControlServer {
   uint64_t pendingTransactions(bool& rings_drained);
   void send(const proto::ControlReply& reply);
 
-  launcher::Group& group_;
+  group::ProcessControl& group_;
   ControlSettings settings_;
   zmq::socket_t socket_;
   std::optional<ring::SharedSegment> control_segment_;

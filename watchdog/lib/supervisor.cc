@@ -1,4 +1,4 @@
-#include "watchdog/lib/supervisor.h"
+#include "supervisor.h"
 
 #include <algorithm>
 

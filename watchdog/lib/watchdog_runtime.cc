@@ -1,4 +1,4 @@
-#include "watchdog/lib/watchdog_runtime.h"
+#include "watchdog_runtime.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,7 +35,7 @@ std::string lastError(const std::string& report) {
 }  // namespace
 
 tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> WatchdogRuntime::open(
-    launcher::Group& group, const SupervisorSettings& settings, const ControlSettings& control) {
+    group::ProcessControl& group, const SupervisorSettings& settings, const ControlSettings& control) {
   std::unique_ptr<WatchdogRuntime> w(new WatchdogRuntime(group, settings));
   const group::Paths& paths = group.paths();
   auto seg = ring::SharedSegment::createOrAttach(paths.watchdogSegment(), sizeof(WatchdogShm), kWatchdogSegmentKind,
@@ -61,7 +61,7 @@ tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> WatchdogRuntime::ope
   if (!server) return tl::unexpected(server.error());
   w->control_ = std::move(*server);
   const uint64_t now = monotonicNs();
-  for (const launcher::ProcessSpec& spec : group.processes()) {
+  for (const group::ProcessSpec& spec : group.processes()) {
     if (spec.name != "watchdog") w->supervisor_.watch(spec.name, now);
   }
   return w;
@@ -107,7 +107,7 @@ void WatchdogRuntime::check(uint64_t now_ns) {
     }
   }
   uint64_t given_up = 0;
-  for (const launcher::ProcessSpec& spec : group_.processes()) given_up += supervisor_.givenUp(spec.name) ? 1 : 0;
+  for (const group::ProcessSpec& spec : group_.processes()) given_up += supervisor_.givenUp(spec.name) ? 1 : 0;
   if (given_up != given_up_) {
     const nlohmann::json status = supervisor_.status(now_ns);
     for (auto it = status.begin(); it != status.end(); ++it) {

@@ -13,16 +13,16 @@
 
 #include "common/ring/segment.h"
 #include "proto/control.pb.h"
-#include "tools/launcher/launcher.h"
-#include "watchdog/lib/control_server.h"
-#include "watchdog/lib/supervisor.h"
-#include "watchdog/lib/watchdog_shm.h"
+#include "common/group/process_control.h"
+#include "control_server.h"
+#include "supervisor.h"
+#include "common/group/watchdog_shm.h"
 
 namespace gtpcp::watchdog {
 
 class WatchdogRuntime {
  public:
-  static tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> open(launcher::Group& group,
+  static tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> open(group::ProcessControl& group,
                                                                           const SupervisorSettings& settings,
                                                                           const ControlSettings& control);
   enum class Exit : uint8_t { kStopped, kRestart };
@@ -32,13 +32,13 @@ class WatchdogRuntime {
   Exit run(const std::atomic<bool>& stop);
 
  private:
-  WatchdogRuntime(launcher::Group& group, const SupervisorSettings& settings)
+  WatchdogRuntime(group::ProcessControl& group, const SupervisorSettings& settings)
       : group_(group), supervisor_(settings) {}
   void receive(uint64_t now_ns);
   void check(uint64_t now_ns);
   void writeStatus(uint64_t now_ns);
 
-  launcher::Group& group_;
+  group::ProcessControl& group_;
   Supervisor supervisor_;
   std::optional<ring::SharedSegment> segment_;
   WatchdogShm* shm_ = nullptr;

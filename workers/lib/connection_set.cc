@@ -1,4 +1,4 @@
-#include "workers/lib/connection_set.h"
+#include "connection_set.h"
 
 #include <cstring>
 

@@ -14,7 +14,7 @@
 
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
-#include "workers/lib/worker_shm.h"
+#include "worker_layout.h"
 
 namespace gtpcp::worker {
 

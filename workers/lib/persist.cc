@@ -1,4 +1,4 @@
-#include "workers/lib/persist.h"
+#include "persist.h"
 
 #include <array>
 #include <cstring>
@@ -180,18 +180,6 @@ bool ChangeWriter::erase(const SessionShm& session, uint32_t session_teid, uint1
   auto out = begin(sink_, ChangeKind::kDelete, partition, session_teid, wall_ns, &session);
   if (out.empty()) return false;
   sink_.commit(sizeof(ChangeHeader));
-  return true;
-}
-
-bool ChangeView::parse(std::span<const uint8_t> record, ChangeView& out) noexcept {
-  if (record.size() < sizeof(ChangeHeader) ||
-      reinterpret_cast<uintptr_t>(record.data()) % alignof(ChangeHeader) != 0)
-    return false;
-  out.header = reinterpret_cast<const ChangeHeader*>(record.data());
-  if (out.header->kind != static_cast<uint16_t>(ChangeKind::kUpsert) &&
-      out.header->kind != static_cast<uint16_t>(ChangeKind::kDelete))
-    return false;
-  out.attributes = record.subspan(sizeof(ChangeHeader));
   return true;
 }
 

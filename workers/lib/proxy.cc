@@ -1,5 +1,5 @@
-#include "workers/lib/proxy.h"
-#include "workers/lib/proxy_context.h"
+#include "proxy.h"
+#include "proxy_context.h"
 
 #include <sys/socket.h>
 
@@ -16,7 +16,7 @@
 #include "common/gtp/v2/validate.h"
 #include "common/partition.h"
 #include "common/time/clock.h"
-#include "workers/lib/restore.h"
+#include "restore.h"
 
 namespace gtpcp::worker {
 
@@ -104,8 +104,8 @@ void Proxy::setRouting(const config::RoutingTable& routing) {
   mapGatewayStatus();
 }
 
-void Proxy::setGatewayStatus(const forwarder::ForwarderShm* shm) {
-  status_shm_ = shm;
+void Proxy::setGatewayStatus(const forwarder::GatewayTableShm* table) {
+  status_shm_ = table;
   mapGatewayStatus();
 }
 
@@ -962,10 +962,11 @@ net::Address Proxy::gatewayAddress(uint16_t gateway) const noexcept {
 void Proxy::mapGatewayStatus() {
   const std::size_t n = routing_->gateways().size();
   std::vector<GatewayWatch> watch(n);
-  // A1: pairs with P1 in the forwarder's GatewayHealth: the entries' addresses
-  // are complete below the published count.
-  status_version_ = status_shm_ != nullptr ? status_shm_->gateways_version.load(std::memory_order_acquire) : 0;
-  status_published_ = status_shm_ != nullptr ? status_shm_->gateways_published.load(std::memory_order_acquire) : 0;
+  // GWT-A3, GWT-A1: pair with GWT-R3 and GWT-R1 in the forwarder's
+  // GatewayHealth constructor: the entries' addresses are complete below the
+  // published count.
+  status_version_ = status_shm_ != nullptr ? status_shm_->version.load(std::memory_order_acquire) : 0;
+  status_published_ = status_shm_ != nullptr ? status_shm_->published.load(std::memory_order_acquire) : 0;
   for (std::size_t i = 0; i < n && i < status_published_; ++i) {
     const forwarder::GatewayStatusShm& e = status_shm_->gateways[i];
     if (!(e.address == gatewayAddress(static_cast<uint16_t>(i)))) continue;  // another document
@@ -982,15 +983,16 @@ void Proxy::mapGatewayStatus() {
 void Proxy::watchGateways(uint64_t now_ns, uint64_t wall_ns) noexcept {
   if (status_shm_ == nullptr || now_ns < next_watch_ns_) return;
   next_watch_ns_ = now_ns + kWatchPeriodNs;
-  if (status_shm_->gateways_version.load(std::memory_order_acquire) != status_version_) {
+  // GWT-A3: pairs with GWT-R3 in the forwarder's GatewayHealth constructor.
+  if (status_shm_->version.load(std::memory_order_acquire) != status_version_) {
     mapGatewayStatus();  // the forwarder started again or reloaded, maybe with another document: rare
     return;
   }
   for (std::size_t g = 0; g < watch_.size(); ++g) {
     GatewayWatch& w = watch_[g];
     if (w.status == nullptr) continue;
-    // A2: pairs with R1 in GatewayHealth::onEchoResponse(): the new Recovery
-    // value is visible once the count changed.
+    // GWT-A2: pairs with GWT-R2 in GatewayHealth::onEchoResponse(): the new
+    // Recovery value is visible once the count changed.
     const uint32_t restarts = w.status->restarts.load(std::memory_order_acquire);
     const uint32_t recovery = w.status->recovery.load(std::memory_order_relaxed);
     if (restarts != w.restarts) {

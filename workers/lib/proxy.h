@@ -20,13 +20,14 @@
 #include "common/gtp/v2/message.h"
 #include "common/gtp/v2/rewrite.h"
 #include "common/net/address.h"
-#include "forwarder/lib/forwarder_shm.h"
-#include "workers/lib/connection_set.h"
-#include "workers/lib/persist.h"
-#include "workers/lib/egress.h"
-#include "workers/lib/session_table.h"
-#include "workers/lib/transaction_table.h"
-#include "workers/lib/worker_shm.h"
+#include "common/group/gateway_table_shm.h"
+#include "arrival.h"
+#include "connection_set.h"
+#include "persist.h"
+#include "egress.h"
+#include "session_table.h"
+#include "transaction_table.h"
+#include "worker_layout.h"
 
 namespace gtpcp::worker {
 
@@ -45,14 +46,6 @@ struct ProxySettings {
   uint8_t recovery = 1;
 };
 
-// What arrived: the datagram's source and the socket it came in on.
-struct Arrival {
-  net::Address peer;
-  uint8_t socket = 0;
-  uint64_t now_ns = 0;   // CLOCK_MONOTONIC, for timers
-  uint64_t wall_ns = 0;  // CLOCK_REALTIME, for session records
-};
-
 class Proxy {
  public:
   Proxy(const ProxySettings& settings, WorkerShmHeader& header, SessionTable& sessions,
@@ -69,9 +62,10 @@ class Proxy {
   // Replaces the routing document (between datagrams).
   void setRouting(const config::RoutingTable& routing);
 
-  // Where the forwarder's health checks publish gateway states and restarts
-  // (ForwarderShm::gateways); without it every gateway counts as up.
-  void setGatewayStatus(const forwarder::ForwarderShm* shm);
+  // Where the forwarder publishes the group's Recovery and its health
+  // checks' gateway states and restarts; without it every gateway counts as
+  // up and the settings' Recovery is the group's.
+  void setGatewayStatus(const forwarder::GatewayTableShm* table);
 
   // Where changes of sessions go for Redis; none: not persisted.
   void setPersist(PersistSink* sink) noexcept;
@@ -267,9 +261,9 @@ class Proxy {
     uint32_t restarts = 0;                                // the forwarder's count last seen
     uint32_t recovery = forwarder::kRecoveryUnknown;      // the gateway's Recovery as this worker knows it
   };
-  const forwarder::ForwarderShm* status_shm_ = nullptr;
+  const forwarder::GatewayTableShm* status_shm_ = nullptr;
   uint32_t status_published_ = 0;
-  uint32_t status_version_ = 0;  // ForwarderShm::gateways_version when mapped
+  uint32_t status_version_ = 0;  // GatewayTableShm::version when mapped
   std::vector<GatewayWatch> watch_;  // by gateway index of the routing document
   uint64_t next_watch_ns_ = 0;
 

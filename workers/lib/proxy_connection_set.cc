@@ -15,8 +15,8 @@
 
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/patch.h"
-#include "workers/lib/proxy.h"
-#include "workers/lib/proxy_context.h"
+#include "proxy.h"
+#include "proxy_context.h"
 
 namespace gtpcp::worker {
 

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "common/gtp/v2/message.h"
-#include "workers/lib/proxy.h"
+#include "proxy.h"
 
 namespace gtpcp::worker {
 

@@ -10,7 +10,7 @@
 // leg the message goes to). TEID Data I/II, the user-traffic GSN Addresses
 // and every other IE pass byte for byte: GTP-U flows straight between SGSN
 // and GGSN.
-#include "workers/lib/proxy.h"
+#include "proxy.h"
 
 #include <sys/socket.h>
 
@@ -26,8 +26,8 @@
 #include "common/gtp/v1/qos.h"
 #include "common/gtp/v1/validate.h"
 #include "common/partition.h"
-#include "workers/lib/proxy_context.h"
-#include "workers/lib/restore.h"
+#include "proxy_context.h"
+#include "restore.h"
 
 namespace gtpcp::worker {
 

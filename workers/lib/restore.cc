@@ -1,9 +1,9 @@
-#include "workers/lib/restore.h"
+#include "restore.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "workers/lib/teid.h"
+#include "common/session/teid.h"
 
 namespace gtpcp::worker {
 

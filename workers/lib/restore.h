@@ -32,60 +32,22 @@
 #include <type_traits>
 #include <vector>
 
-#include "workers/lib/proxy.h"
-#include "workers/lib/session_table.h"
-#include "workers/lib/worker_counters.h"
-#include "workers/lib/worker_shm.h"
+#include "common/group/worker_shm.h"
+#include "common/session/lookup.h"
+#include "arrival.h"
+#include "session_table.h"
+#include "worker_layout.h"
 
 namespace gtpcp::worker {
 
-// Ring records: DatagramMeta::flags says which.
-enum class LookupKind : uint16_t {
-  kSession = 1,
-  kStoredTeids = 2,
-};
-
-// Both rings' size: a look-up is one slot, an answer a few (a list of stored
-// TEIDs is chunked to fit).
-inline constexpr uint32_t kLookupRingSlots = 16384;
-
-// kSession, lookup ring.
-struct SessionLookup {
-  uint32_t access_teid;
-  uint16_t partition;
-  uint16_t reserved;
-};
-
-// kStoredTeids, lookup ring.
-struct StoredTeidsLookup {
-  uint16_t partition;
-  uint16_t reserved;
-};
-
-enum class RestoreOutcome : uint8_t {
-  kFound = 1,
-  kAbsent = 2,
-  kFailed = 3,  // the storage did not answer (unreachable, timed out, unreadable record)
-};
-
-// kSession, restore ring.
-struct SessionRestore {
-  uint32_t access_teid;
-  uint8_t outcome;  // RestoreOutcome
-  uint8_t reserved[3];
-  SessionShm record;  // kFound: the session as stored (state kActive or kCreating)
-};
-static_assert(std::is_trivially_copyable_v<SessionRestore>);
-
-// kStoredTeids, restore ring: the header, then `count` uint32 access TEIDs.
-// A partition's list comes in chunks; the one with `last` set ends it.
-struct StoredTeidsChunk {
-  uint16_t partition;
-  uint8_t outcome;  // kFound (the list, possibly empty) or kFailed
-  uint8_t last;
-  uint32_t count;
-};
-inline constexpr uint32_t kStoredTeidsPerChunk = 8192;
+using session::kLookupRingSlots;
+using session::kStoredTeidsPerChunk;
+using session::LookupKind;
+using session::RestoreOutcome;
+using session::SessionLookup;
+using session::SessionRestore;
+using session::StoredTeidsChunk;
+using session::StoredTeidsLookup;
 
 // Where look-ups go: the lookup ring, or a test's record of them.
 class LookupSink {

@@ -1,4 +1,4 @@
-#include "workers/lib/session_table.h"
+#include "session_table.h"
 
 #include <cstring>
 

@@ -15,8 +15,8 @@
 
 #include <cstdint>
 
-#include "workers/lib/teid.h"
-#include "workers/lib/worker_shm.h"
+#include "common/session/teid.h"
+#include "worker_layout.h"
 
 namespace gtpcp::worker {
 

@@ -1,4 +1,4 @@
-#include "workers/lib/transaction_table.h"
+#include "transaction_table.h"
 
 #include <sys/socket.h>
 

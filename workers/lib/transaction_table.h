@@ -28,7 +28,7 @@
 #include <span>
 
 #include "common/net/address.h"
-#include "workers/lib/worker_shm.h"
+#include "worker_layout.h"
 
 namespace gtpcp::worker {
 

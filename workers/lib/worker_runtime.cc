@@ -1,4 +1,4 @@
-#include "workers/lib/worker_runtime.h"
+#include "worker_runtime.h"
 
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -8,12 +8,14 @@
 
 #include <cstring>
 
+#include "common/control/heartbeat.h"
+#include "common/group/forwarder_shm.h"
+#include "common/group/gateway_table_shm.h"
 #include "common/group/meta.h"
-#include "common/time/clock.h"
+#include "common/group/persister_shm.h"
 #include "common/group/rings.h"
-#include "forwarder/lib/forwarder_shm.h"
-#include "persister/lib/persister_shm.h"
-#include "watchdog/lib/heartbeat.h"
+#include "common/group/segments.h"
+#include "common/time/clock.h"
 
 namespace gtpcp::worker {
 
@@ -22,6 +24,9 @@ namespace {
 
 // Longest sleep: the transaction sweep and the heartbeat need a turn now and then.
 constexpr std::chrono::milliseconds kIdleWait{100};
+// How often a worker looks for the forwarder's and the persister's segments
+// while they do not exist yet (it starts first).
+constexpr uint64_t kAttachPeriodNs = 10'000'000;
 
 }  // namespace
 
@@ -180,16 +185,6 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
       WorkerLayout::compute(options.workers, options.index, options.per_partition, options.transactions,
                             options.answer_cache_bytes);
 
-  auto fwd = ring::SharedSegment::createOrAttach(
-      options.paths.forwarderSegment(), sizeof(forwarder::ForwarderShm), forwarder::kForwarderSegmentKind,
-      [](void* payload, std::size_t) -> ring::Result<void> {
-        new (payload) forwarder::ForwarderShm();
-        return {};
-      });
-  if (!fwd) return tl::unexpected(fwd.error().message);
-  w->forwarder_ = static_cast<forwarder::ForwarderShm*>(fwd->payload());
-  w->segments_.push_back(std::move(*fwd));
-
   auto state = ring::SharedSegment::createOrAttach(
       options.paths.workerSegment(options.index), layout.total, kWorkerSegmentKind,
       [&layout](void* payload, std::size_t) -> ring::Result<void> {
@@ -249,16 +244,16 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
                                                          {group::RingKind::kNew, options.new_slots},
                                                          {group::RingKind::kEgress, options.egress_slots}};
   for (const auto& [kind, slots] : rings) {
-    auto seg = group::openRingSegment(options.paths.ring(options.index, kind), slots);
+    auto seg = group::createRingSegment(options.paths.ring(options.index, kind), slots);
     if (!seg) return tl::unexpected(seg.error().message);
     w->segments_.push_back(std::move(*seg));
   }
-  auto bell = group::openDoorbellSegment(options.paths.workerDoorbell(options.index));
+  auto bell = group::createDoorbellSegment(options.paths.workerDoorbell(options.index));
   if (!bell) return tl::unexpected(bell.error().message);
   w->segments_.push_back(std::move(*bell));
-  ring::SharedSegment& prio = w->segments_[1];
-  ring::SharedSegment& fresh = w->segments_[2];
-  ring::SharedSegment& egress = w->segments_[3];
+  ring::SharedSegment& prio = w->segments_[0];
+  ring::SharedSegment& fresh = w->segments_[1];
+  ring::SharedSegment& egress = w->segments_[2];
   auto p = ring::Consumer::attach(prio.payload(), prio.payloadSize());
   auto n = ring::Consumer::attach(fresh.payload(), fresh.payloadSize());
   auto e = ring::Producer::attach(egress.payload(), egress.payloadSize());
@@ -269,13 +264,12 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
   w->fresh_ = std::make_unique<ring::Consumer>(std::move(*n));
   w->egress_ = std::make_unique<RingEgress>(std::move(*e), w->header_->counters,
                                             options.sync && options.persist ? options.sync_hold_bytes : 0);
-  w->doorbell_ = std::make_unique<ring::Doorbell>(static_cast<ring::DoorbellShm*>(w->segments_[4].payload()));
+  w->doorbell_ = std::make_unique<ring::Doorbell>(static_cast<ring::DoorbellShm*>(w->segments_[3].payload()));
 
   w->proxy_ = std::make_unique<Proxy>(options.proxy, *w->header_, *w->sessions_, *w->transactions_, routing,
                                       *w->egress_);
-  w->proxy_->setGatewayStatus(w->forwarder_);
   if (options.control) {
-    auto control = group::openControl(options.paths.controlSegment());
+    auto control = group::attachControl(options.paths.controlSegment());
     if (!control) return tl::unexpected(control.error().message);
     w->control_segment_.emplace(std::move(*control));
     w->control_ = &group::controlOf(*w->control_segment_);
@@ -284,13 +278,13 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
       group::ControlAckShm& ack = w->control_->workers[options.index];
       ack.routing_hash.store(routing.contentHash(), std::memory_order_relaxed);
       ack.routing_failed.store(0, std::memory_order_relaxed);
-      // R2: pairs with A2 in the control server.
+      // CTL-R2: pairs with CTL-A2 in the control server.
       ack.routing_generation.store(options.routing_generation, std::memory_order_release);
     }
   }
   if (options.persist) {
-    auto seg = group::openRingSegment(options.paths.ring(options.index, group::RingKind::kPersist),
-                                      options.persist_slots, group::kPersistRingPrefault);
+    auto seg = group::createRingSegment(options.paths.ring(options.index, group::RingKind::kPersist),
+                                        options.persist_slots, group::kPersistRingPrefault);
     if (!seg) return tl::unexpected(seg.error().message);
     w->segments_.push_back(std::move(*seg));
     auto producer = ring::Producer::attach(w->segments_.back().payload(), w->segments_.back().payloadSize());
@@ -298,25 +292,15 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
     w->persist_ = std::make_unique<RingPersist>(std::move(*producer));
     w->sync_ = options.sync;
     w->proxy_->setPersist(w->persist_.get());
-    auto per = ring::SharedSegment::createOrAttach(
-        options.paths.persisterSegment(), sizeof(persister::PersisterShm), persister::kPersisterSegmentKind,
-        [](void* payload, std::size_t) -> ring::Result<void> {
-          new (payload) persister::PersisterShm();
-          return {};
-        });
-    if (!per) return tl::unexpected(per.error().message);
-    w->persister_segment_.emplace(std::move(*per));
-    w->persister_sleeping_ = &static_cast<persister::PersisterShm*>(w->persister_segment_->payload())->sleeping;
-
-    auto lookup_seg = group::openRingSegment(options.paths.ring(options.index, group::RingKind::kLookup),
-                                             kLookupRingSlots);
+    auto lookup_seg = group::createRingSegment(options.paths.ring(options.index, group::RingKind::kLookup),
+                                               kLookupRingSlots);
     if (!lookup_seg) return tl::unexpected(lookup_seg.error().message);
     w->segments_.push_back(std::move(*lookup_seg));
     auto lookups = ring::Producer::attach(w->segments_.back().payload(), w->segments_.back().payloadSize());
     if (!lookups) return tl::unexpected(lookups.error().message);
     w->lookups_ = std::make_unique<RingLookup>(std::move(*lookups));
-    auto restore_seg = group::openRingSegment(options.paths.ring(options.index, group::RingKind::kRestore),
-                                              kLookupRingSlots);
+    auto restore_seg = group::createRingSegment(options.paths.ring(options.index, group::RingKind::kRestore),
+                                                kLookupRingSlots);
     if (!restore_seg) return tl::unexpected(restore_seg.error().message);
     w->segments_.push_back(std::move(*restore_seg));
     auto restore = ring::Consumer::attach(w->segments_.back().payload(), w->segments_.back().payloadSize());
@@ -326,13 +310,51 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
                                               *w->lookups_, w->header_->stored_teids_loaded);
     w->proxy_->setRestorer(w->restorer_.get());
   }
-  w->bell_socket_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (w->bell_socket_ < 0) return tl::unexpected(std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  auto forwarder_bell = ring::BellRinger::open(options.paths.forwarderBellSocket());
+  if (!forwarder_bell) return tl::unexpected(forwarder_bell.error().message);
+  w->forwarder_bell_.emplace(std::move(*forwarder_bell));
+  if (options.persist) {
+    auto persister_bell = ring::BellRinger::open(options.paths.persisterBellSocket());
+    if (!persister_bell) return tl::unexpected(persister_bell.error().message);
+    w->persister_bell_.emplace(std::move(*persister_bell));
+  }
+  w->attachNeighbours(monotonicNs());
   return w;
 }
 
-WorkerRuntime::~WorkerRuntime() {
-  if (bell_socket_ >= 0) close(bell_socket_);
+WorkerRuntime::~WorkerRuntime() = default;
+
+void WorkerRuntime::attachNeighbours(uint64_t now_ns) noexcept {
+  next_attach_ns_ = now_ns + kAttachPeriodNs;
+  // Segments the forwarder and the persister own (common/group/segments.h):
+  // attached once they exist, never made here. One look each, no wait.
+  if (gateway_table_ == nullptr) {
+    if (auto seg = group::attachOwned(options_.paths.gatewayTableSegment(), forwarder::kGatewayTableSegmentKind,
+                                      sizeof(forwarder::GatewayTableShm), group::kForwarderOwner,
+                                      std::chrono::milliseconds(0))) {
+      neighbour_segments_.push_back(std::move(*seg));
+      gateway_table_ = static_cast<const forwarder::GatewayTableShm*>(neighbour_segments_.back().payload());
+      proxy_->setGatewayStatus(gateway_table_);
+    }
+  }
+  if (forwarder_bell_shm_ == nullptr) {
+    if (auto seg = group::attachOwned(options_.paths.forwarderSegment(), forwarder::kForwarderSegmentKind,
+                                      sizeof(forwarder::ForwarderShm), group::kForwarderOwner,
+                                      std::chrono::milliseconds(0))) {
+      neighbour_segments_.push_back(std::move(*seg));
+      forwarder_bell_shm_ = &static_cast<const forwarder::ForwarderShm*>(neighbour_segments_.back().payload())->bell;
+    }
+  }
+  if (persister_bell_ && persister_bell_shm_ == nullptr) {
+    if (auto seg = group::attachOwned(options_.paths.persisterSegment(), persister::kPersisterSegmentKind,
+                                      sizeof(persister::PersisterShm), group::kPersisterOwner,
+                                      std::chrono::milliseconds(0))) {
+      neighbour_segments_.push_back(std::move(*seg));
+      persister_bell_shm_ = &static_cast<const persister::PersisterShm*>(neighbour_segments_.back().payload())->bell;
+    }
+  }
+  neighbours_missing_ = gateway_table_ == nullptr || forwarder_bell_shm_ == nullptr ||
+                        (persister_bell_ && persister_bell_shm_ == nullptr);
 }
 
 std::size_t WorkerRuntime::drain(ring::Consumer& ring, std::size_t limit, uint64_t now, uint64_t wall) noexcept {
@@ -378,27 +400,10 @@ std::size_t WorkerRuntime::drainRestore(uint64_t now, uint64_t wall) noexcept {
   return n;
 }
 
-void WorkerRuntime::wakeForwarder() noexcept {
-  // W1: pairs with F1 in Forwarder::sleep(): our publish, then its flag.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (forwarder_->sleeping.load(std::memory_order_relaxed) == 0) return;
-  ringBell(options_.paths.forwarderDoorbellSocket());
-}
+void WorkerRuntime::wakeForwarder() noexcept { forwarder_bell_->ring(forwarder_bell_shm_); }
 
 void WorkerRuntime::wakePersister() noexcept {
-  // W1: pairs with P1 in PersisterRuntime::run(): our publish, then its flag.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (persister_sleeping_ == nullptr || persister_sleeping_->load(std::memory_order_relaxed) == 0) return;
-  ringBell(options_.paths.persisterDoorbellSocket());
-}
-
-void WorkerRuntime::ringBell(const std::string& path) noexcept {
-  sockaddr_un un{};
-  un.sun_family = AF_UNIX;
-  std::memcpy(un.sun_path, path.c_str(), std::min(path.size() + 1, sizeof un.sun_path - 1));
-  const uint8_t byte = 1;
-  // A process that is not there (restarting) finds the records when it is.
-  (void)sendto(bell_socket_, &byte, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&un), sizeof un);
+  if (persister_bell_) persister_bell_->ring(persister_bell_shm_);
 }
 
 void WorkerRuntime::reloadRouting() noexcept {
@@ -419,7 +424,7 @@ void WorkerRuntime::reloadRouting() noexcept {
     ack.routing_failed.store(1, std::memory_order_relaxed);
     header_->counters.routing_reload_failures.add();
   }
-  // R2: pairs with A2 in the control server: hash and verdict first.
+  // CTL-R2: pairs with CTL-A2 in the control server: hash and verdict first.
   ack.routing_generation.store(routing_generation_, std::memory_order_release);
 }
 
@@ -431,6 +436,10 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
   while (!stop.load(std::memory_order_relaxed)) {
     const uint64_t now = monotonicNs();
     const uint64_t wall = realtimeNs();
+    // Before a datagram is handled with the configuration's Recovery: a
+    // datagram came through the forwarder, whose segments exist then.
+    if (neighbours_missing_ && (now >= next_attach_ns_ || !priority_->empty() || !fresh_->empty()))
+      attachNeighbours(now);
     // Established sessions first and without limit beyond a few batches;
     // then one batch of new sessions.
     // Sessions the storage sent back first: their held messages are the oldest.
@@ -457,7 +466,8 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     status.heartbeat_ns.store(now, std::memory_order_relaxed);
     if (heartbeat_ != nullptr) heartbeat_->beat(now);
     header_->counters.transactions_pending.set(transactions_->pending());
-    // A1: pairs with R1 in the control server (routingInForce() acquires).
+    // Relaxed: a changed generation is read again, acquired, by
+    // routingInForce() (CTL-A1, pairs with CTL-R1 in the control server).
     if (control_ != nullptr && control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_)
       reloadRouting();
     if (n == 0) {

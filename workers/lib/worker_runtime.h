@@ -21,18 +21,19 @@
 #include "common/config/routing.h"
 #include "common/group/control_shm.h"
 #include "common/group/paths.h"
+#include "common/ring/bell.h"
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
 #include "common/ring/segment.h"
-#include "workers/lib/proxy.h"
-#include "workers/lib/restore.h"
-#include "workers/lib/session_table.h"
-#include "workers/lib/transaction_table.h"
+#include "proxy.h"
+#include "restore.h"
+#include "session_table.h"
+#include "transaction_table.h"
 
 namespace gtpcp::forwarder {
-struct ForwarderShm;
+struct GatewayTableShm;
 }
-namespace gtpcp::watchdog {
+namespace gtpcp::control {
 class HeartbeatSender;
 }
 
@@ -69,9 +70,10 @@ struct WorkerOptions {
 
 class WorkerRuntime {
  public:
-  // Attaches to (or creates) the worker's segment and rings. A segment left
-  // by a predecessor is adopted with its sessions; one of another geometry is
-  // refused.
+  // Makes (or adopts) the worker's own segment, rings and doorbell (it owns
+  // them: common/group/segments.h). A segment left by a predecessor is
+  // adopted with its sessions; one of another geometry is refused. The
+  // forwarder's and the persister's segments are attached once they exist.
   static tl::expected<std::unique_ptr<WorkerRuntime>, std::string> open(
       const WorkerOptions& options, const config::RoutingTable& routing);
   ~WorkerRuntime();
@@ -80,7 +82,7 @@ class WorkerRuntime {
 
   WorkerShmHeader& header() noexcept { return *header_; }
   // Beats toward the thread watchdog from the loop (none: no beats).
-  void setHeartbeat(watchdog::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
+  void setHeartbeat(control::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
   SessionTable& sessions() noexcept { return *sessions_; }
   // True when the segment existed before this process attached.
   bool adopted() const noexcept { return adopted_; }
@@ -101,14 +103,13 @@ class WorkerRuntime {
   void reloadRouting() noexcept;
   void wakeForwarder() noexcept;
   void wakePersister() noexcept;
-  // A byte to the datagram socket at `path` (a process that sleeps in epoll).
-  void ringBell(const std::string& path) noexcept;
+  // One look for the forwarder's and the persister's segments still missing.
+  void attachNeighbours(uint64_t now_ns) noexcept;
 
   WorkerOptions options_;
   std::optional<ring::SharedSegment> state_;
   std::vector<ring::SharedSegment> segments_;
   WorkerShmHeader* header_ = nullptr;
-  forwarder::ForwarderShm* forwarder_ = nullptr;
   std::unique_ptr<SessionTable> sessions_;
   std::unique_ptr<TransactionTable> transactions_;
   std::unique_ptr<RingEgress> egress_;
@@ -116,16 +117,23 @@ class WorkerRuntime {
   std::unique_ptr<RingLookup> lookups_;
   std::unique_ptr<ring::Consumer> restore_;
   std::unique_ptr<Restorer> restorer_;
-  std::optional<ring::SharedSegment> persister_segment_;
-  const std::atomic<uint32_t>* persister_sleeping_ = nullptr;
+  // The forwarder's gateway table and the sleep flags of the forwarder and
+  // the persister, in their owners' segments; null until attached.
+  std::vector<ring::SharedSegment> neighbour_segments_;
+  const forwarder::GatewayTableShm* gateway_table_ = nullptr;
+  const ring::BellShm* forwarder_bell_shm_ = nullptr;
+  const ring::BellShm* persister_bell_shm_ = nullptr;
+  bool neighbours_missing_ = true;
+  uint64_t next_attach_ns_ = 0;
+  std::optional<ring::BellRinger> forwarder_bell_;
+  std::optional<ring::BellRinger> persister_bell_;
   std::unique_ptr<Proxy> proxy_;
   std::unique_ptr<ring::Consumer> priority_;
   std::unique_ptr<ring::Consumer> fresh_;
   std::unique_ptr<ring::Doorbell> doorbell_;
-  int bell_socket_ = -1;
   bool adopted_ = false;
   bool sync_ = false;
-  watchdog::HeartbeatSender* heartbeat_ = nullptr;
+  control::HeartbeatSender* heartbeat_ = nullptr;
   std::optional<ring::SharedSegment> control_segment_;
   group::GroupControlShm* control_ = nullptr;
   uint64_t routing_generation_ = 0;

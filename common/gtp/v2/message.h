@@ -38,7 +38,7 @@ struct Header {
   uint8_t flags = 0;             // octet 1 as received: version, P, T, MP, spare
   uint8_t message_type = 0;
   uint16_t length = 0;           // octets after the first 4 (TS 29.274 §5.5.1)
-  uint32_t teid = 0;             // valid when teid_present()
+  uint32_t teid = 0;             // valid when teidPresent()
   uint32_t sequence_number = 0;  // 24 bits
   uint8_t last_octet = 0;        // message priority (high nibble when MP) and spare bits
 

@@ -1,0 +1,43 @@
+// The forwarder's own segment: its liveness record, the flag the workers read
+// before waking it, its counters and ring-depth gauges. `gtpcp status` and
+// the metrics exporter read it; the workers read `bell`.
+//
+// Owner: gtpcp-forwarder, which creates the segment and writes every field.
+// What the workers need of the forwarder's health checks is in a segment of
+// its own (gateway_table_shm.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "common/group/forwarder_counters.h"
+#include "common/group/process_status_shm.h"
+#include "common/metrics/counter.h"
+#include "common/ring/bell.h"
+
+namespace gtpcp::forwarder {
+
+// The layout version is its last character: bump it whenever ForwarderShm changes.
+inline constexpr uint32_t kForwarderSegmentKind = 0x46574435;  // "FWD5"
+inline constexpr unsigned kMaxWorkers = 64;
+
+struct ForwarderShm {
+  group::ProcessStatusShm status;
+  // The forwarder sleeps in epoll on its bell socket; a worker that
+  // published egress records rings it (common/ring/bell.h).
+  ring::BellShm bell;
+  alignas(64) ForwarderCounters counters;
+  // Per message type (index = message type), GTPv2 and GTPv1. One writer:
+  // the forwarder. Received: what it classified (not dropped); sent: what it
+  // sent, its own answers and the workers' datagrams.
+  alignas(64) metrics::Counter received_v2[256];
+  alignas(64) metrics::Counter sent_v2[256];
+  alignas(64) metrics::Counter received_v1[256];
+  alignas(64) metrics::Counter sent_v1[256];
+  // Gauges: used slots of each worker's rings, as the forwarder last saw them.
+  alignas(64) metrics::Counter priority_depth[kMaxWorkers];
+  alignas(64) metrics::Counter new_depth[kMaxWorkers];
+  alignas(64) metrics::Counter egress_depth[kMaxWorkers];
+};
+
+}  // namespace gtpcp::forwarder

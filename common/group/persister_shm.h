@@ -1,0 +1,54 @@
+// The persister's own shared-memory segment: its liveness record, the flag
+// the workers read before waking it, its counters and each channel's Redis
+// counters.
+//
+// Owner: gtpcp-persister, which creates the segment and writes every field.
+// The workers read `bell`; `gtpcp status` and the metrics exporter the rest.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "common/group/process_status_shm.h"
+#include "common/metrics/counter.h"
+#include "common/group/redis_counters.h"
+#include "common/ring/bell.h"
+
+namespace gtpcp::persister {
+
+// The layout version is its last character: bump it whenever PersisterShm changes.
+inline constexpr uint32_t kPersisterSegmentKind = 0x50455232;  // "PER2"
+inline constexpr unsigned kMaxChannels = 64;                   // one per worker
+
+#define GTPCP_PERSISTER_COUNTERS(X)                                                                       \
+  X(changes_read, "persister.changes_read", "session changes taken from the workers' persist rings")     \
+  X(changes_refused, "persister.changes_refused", "change records that did not parse (skipped)")         \
+  X(sessions_written, "persister.sessions_written", "per-session writes Redis acknowledged (one per session per batch)") \
+  X(batches_written, "persister.batches_written", "batches written whole")                               \
+  X(write_failures, "persister.write_failures", "per-session writes that failed (their batch is written again)") \
+  X(batch_retries, "persister.batch_retries", "batches written again after a failure")                   \
+  X(pending_changes, "persister.pending_changes", "changes read and not yet acknowledged (gauge)")       \
+  X(lag_ms, "persister.lag_ms", "age of the oldest change not yet in Redis (gauge)")                      \
+  X(storage_up, "persister.storage_up", "1 when every channel reaches a primary for every slot (gauge)") \
+  X(lookups_received, "persister.lookups_received", "questions from the workers: a session by TEID, a partition's stored TEIDs") \
+  X(lookups_found, "persister.lookups_found", "questions answered with a session or a list") \
+  X(lookups_absent, "persister.lookups_absent", "sessions asked for that Redis does not hold") \
+  X(lookups_failed, "persister.lookups_failed", "questions Redis did not answer (unreachable, error, unreadable record)") \
+  X(restore_ring_full, "persister.restore_ring_full", "answers dropped because a worker's restore ring was full")
+
+struct PersisterCounters {
+  GTPCP_COUNTER_FIELDS(GTPCP_PERSISTER_COUNTERS)
+};
+inline constexpr metrics::CounterInfo kPersisterCounterInfo[] = {GTPCP_COUNTER_INFO(GTPCP_PERSISTER_COUNTERS)};
+
+struct PersisterShm {
+  group::ProcessStatusShm status;
+  // The persister sleeps in epoll on its bell socket; a worker that
+  // published change records or look-ups rings it (common/ring/bell.h).
+  ring::BellShm bell;
+  alignas(64) PersisterCounters counters;
+  // Writer: the persister; channel i is worker i's.
+  alignas(64) RedisCounters redis[kMaxChannels];
+};
+
+}  // namespace gtpcp::persister

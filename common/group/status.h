@@ -1,0 +1,19 @@
+// What `gtpcp status` shows and the control channel's status reply
+// carries: every process of the group (from its own segment and pid file),
+// sessions per worker, ring depths, the gateways' health, the drain and
+// routing document in force, and every counter table, as JSON; and the same
+// printed for the operator.
+#pragma once
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/group/process_control.h"
+
+namespace gtpcp::group {
+
+nlohmann::json groupStatus(const ProcessControl& processes);
+void printStatus(const nlohmann::json& status, std::ostream& out);
+
+}  // namespace gtpcp::group

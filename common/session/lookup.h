@@ -1,0 +1,68 @@
+// The look-up protocol between a worker and the persister (DESIGN.md, "State
+// and storage"; the worker's side is workers/lib/restore.h, the persister's
+// persister/lib/restore_server.h). Two rings per worker, besides the persist
+// ring: the lookup ring (worker -> persister) carries questions, the restore
+// ring (persister -> worker) their answers. A question is one of:
+// - kSession: the record of the session named by an access TEID. The answer
+//   is the slot as the storage has it (SessionRestore), or "absent", or
+//   "failed" (the storage did not answer).
+// - kStoredTeids: every access TEID the storage holds in a partition, sent
+//   back in chunks (StoredTeidsChunk) that fit a ring slot.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "common/session/session_shm.h"
+
+namespace gtpcp::session {
+
+// Ring records: DatagramMeta::flags says which.
+enum class LookupKind : uint16_t {
+  kSession = 1,
+  kStoredTeids = 2,
+};
+
+// Both rings' size: a look-up is one slot, an answer a few (a list of stored
+// TEIDs is chunked to fit).
+inline constexpr uint32_t kLookupRingSlots = 16384;
+
+// kSession, lookup ring.
+struct SessionLookup {
+  uint32_t access_teid;
+  uint16_t partition;
+  uint16_t reserved;
+};
+
+// kStoredTeids, lookup ring.
+struct StoredTeidsLookup {
+  uint16_t partition;
+  uint16_t reserved;
+};
+
+enum class RestoreOutcome : uint8_t {
+  kFound = 1,
+  kAbsent = 2,
+  kFailed = 3,  // the storage did not answer (unreachable, timed out, unreadable record)
+};
+
+// kSession, restore ring.
+struct SessionRestore {
+  uint32_t access_teid;
+  uint8_t outcome;  // RestoreOutcome
+  uint8_t reserved[3];
+  SessionShm record;  // kFound: the session as stored (state kActive or kCreating)
+};
+static_assert(std::is_trivially_copyable_v<SessionRestore>);
+
+// kStoredTeids, restore ring: the header, then `count` uint32 access TEIDs.
+// A partition's list comes in chunks; the one with `last` set ends it.
+struct StoredTeidsChunk {
+  uint16_t partition;
+  uint8_t outcome;  // kFound (the list, possibly empty) or kFailed
+  uint8_t last;
+  uint32_t count;
+};
+inline constexpr uint32_t kStoredTeidsPerChunk = 8192;
+
+}  // namespace gtpcp::session
