@@ -1,5 +1,5 @@
 // GatewayPicker: smooth weighted round-robin inside a pool, skipping the
-// gateways that are down (common/config/routing.h).
+// gateways that are down (common/config/gateway_picker.h).
 #include <array>
 #include <cstdlib>
 #include <map>
@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/config/gateway_picker.h"
 #include "common/config/routing.h"
 
 namespace gtpcp::config {

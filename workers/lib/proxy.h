@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "common/config/gateway_picker.h"
 #include "common/config/routing.h"
 #include "common/group/socket_plan.h"
 #include "common/gtp/v1/message.h"

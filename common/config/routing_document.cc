@@ -1,5 +1,10 @@
-// The routing document: parsing, validation, compilation, selection and the
-// weighted gateway choice (see routing.h).
+// The routing document, read: parsing the YAML, validating it (every error
+// with its file, line and key path), compiling it into a RoutingTable and
+// computing its normalised text and content hash; also the RAT Type names
+// the document uses. Startup, --check-config and reload only: this is the
+// cold half of routing.h, it allocates and keeps yaml-cpp's exceptions
+// inside. The only routing file that reads YAML. The lookups a worker makes
+// per session are in routing_select.cc.
 #include "common/config/routing.h"
 
 #include <algorithm>
@@ -14,6 +19,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/config/address.h"
+#include "common/config/routing_detail.h"
 #include "common/config/yaml_util.h"
 
 namespace gtpcp::config {
@@ -21,12 +27,12 @@ namespace gtpcp::config {
 namespace {
 
 using detail::Diagnostics;
+using detail::equalsLower;
 using detail::MapEntry;
 using detail::quote;
 
 constexpr std::string_view kNameExtraChars = "_-";
 constexpr std::size_t kMaxNameLength = 32;
-constexpr std::size_t kMaxImsiDigits = 15;
 constexpr std::size_t kMaxEntries = 65535;  // pools, gateways and rules are uint16 indices
 constexpr int64_t kMaxWeight = 1000;
 
@@ -58,73 +64,6 @@ constexpr RatName kRatNames[] = {
     {"utran", 1}, {"geran", 2},   {"wlan", 3}, {"gan", 4},  {"hspa-evolution", 5},
     {"eutran", 6}, {"virtual", 7}, {"nbiot", 8}, {"ltem", 9}, {"nr", 10},
 };
-
-char lowerAscii(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// `a` equals `lower` (already lower case) ignoring the ASCII case of `a`.
-bool equalsLower(std::string_view a, std::string_view lower) noexcept {
-  if (a.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lowerAscii(a[i]) != lower[i]) return false;
-  return true;
-}
-
-bool allDigits(std::string_view s) noexcept {
-  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-uint64_t digitsValue(std::string_view s) noexcept {
-  uint64_t v = 0;
-  for (char c : s) v = v * 10 + static_cast<uint64_t>(c - '0');
-  return v;
-}
-
-// The IMSI of a SessionKey as a number, for the ranges; parsed once per select().
-struct ImsiNumber {
-  uint64_t value = 0;
-  uint8_t digits = 0;  // 0: not a usable IMSI
-};
-
-ImsiNumber imsiNumber(std::string_view imsi) noexcept {
-  if (imsi.empty() || imsi.size() > kMaxImsiDigits || !allDigits(imsi)) return {};
-  return ImsiNumber{digitsValue(imsi), static_cast<uint8_t>(imsi.size())};
-}
-
-bool ruleMatches(const Match& m, const SessionKey& key, const ImsiNumber& imsi) noexcept {
-  if (!m.apn.empty() &&
-      std::none_of(m.apn.begin(), m.apn.end(), [&](const ApnPattern& p) { return p.matches(key.apn); }))
-    return false;
-  if (!m.imsi_prefix.empty() &&
-      std::none_of(m.imsi_prefix.begin(), m.imsi_prefix.end(),
-                   [&](const std::string& p) { return key.imsi.substr(0, p.size()) == p; }))
-    return false;
-  if (!m.imsi_range.empty() &&
-      std::none_of(m.imsi_range.begin(), m.imsi_range.end(), [&](const ImsiRange& r) {
-        return imsi.digits == r.digits && imsi.value >= r.from && imsi.value <= r.to;
-      }))
-    return false;
-  if (!m.serving_network.empty() &&
-      (!key.serving_network ||
-       std::find(m.serving_network.begin(), m.serving_network.end(), *key.serving_network) ==
-           m.serving_network.end()))
-    return false;
-  if (m.has_rat_type &&
-      (!key.rat_type || ((m.rat_types[*key.rat_type >> 6] >> (*key.rat_type & 63)) & 1) == 0))
-    return false;
-  if (!m.sgw_ipv4.empty() || !m.sgw_ipv6.empty()) {
-    const bool v4 = key.sgw_ipv4 && std::any_of(m.sgw_ipv4.begin(), m.sgw_ipv4.end(),
-                                                [&](const Cidr4& c) { return c.contains(*key.sgw_ipv4); });
-    const bool v6 = key.sgw_ipv6 && std::any_of(m.sgw_ipv6.begin(), m.sgw_ipv6.end(),
-                                                [&](const Cidr6& c) { return c.contains(*key.sgw_ipv6); });
-    if (!v4 && !v6) return false;
-  }
-  return true;
-}
-
-uint32_t toHost(const gtp::Ipv4& a) noexcept {
-  return (uint32_t{a.octets[0]} << 24) | (uint32_t{a.octets[1]} << 16) |
-         (uint32_t{a.octets[2]} << 8) | uint32_t{a.octets[3]};
-}
 
 gtp::Ipv4 fromHost(uint32_t v) noexcept {
   return gtp::Ipv4{{static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16),
@@ -978,52 +917,6 @@ std::string Gateway::addressText() const {
   return std::visit([](const auto& a) { return gtp::toString(a); }, address);
 }
 
-bool ApnPattern::matches(std::string_view apn) const noexcept {
-  if (!wildcard) return equalsLower(apn, text);
-  // At least one label, then "." and the suffix.
-  if (apn.size() < text.size() + 2) return false;
-  const std::size_t dot = apn.size() - text.size() - 1;
-  return apn[dot] == '.' && equalsLower(apn.substr(dot + 1), text);
-}
-
-bool Cidr4::contains(const gtp::Ipv4& a) const noexcept { return (toHost(a) & mask) == network; }
-
-bool Cidr6::contains(const gtp::Ipv6& a) const noexcept {
-  for (std::size_t i = 0; i < 16; ++i)
-    if ((a.octets[i] & mask[i]) != network[i]) return false;
-  return true;
-}
-
-bool Match::matchesEverything() const noexcept {
-  return apn.empty() && imsi_prefix.empty() && imsi_range.empty() && serving_network.empty() &&
-         !has_rat_type && sgw_ipv4.empty() && sgw_ipv6.empty();
-}
-
-std::optional<Selection> RoutingTable::select(const SessionKey& key) const noexcept {
-  const ImsiNumber imsi = imsiNumber(key.imsi);
-  for (std::size_t i = 0; i < rules_.size(); ++i)
-    if (pools_[rules_[i].pool].gtp_version == key.gtp_version && ruleMatches(rules_[i].match, key, imsi))
-      return Selection{static_cast<uint16_t>(i), rules_[i].pool};
-  return std::nullopt;
-}
-
-std::span<const Gateway> RoutingTable::gatewaysOf(uint16_t index) const noexcept {
-  const Pool& p = pools_[index];
-  return std::span<const Gateway>(gateways_).subspan(p.first_gateway, p.gateway_count);
-}
-
-std::optional<uint16_t> RoutingTable::findPool(std::string_view name) const noexcept {
-  for (std::size_t i = 0; i < pools_.size(); ++i)
-    if (pools_[i].name == name) return static_cast<uint16_t>(i);
-  return std::nullopt;
-}
-
-std::optional<uint16_t> RoutingTable::findGateway(std::string_view name) const noexcept {
-  for (std::size_t i = 0; i < gateways_.size(); ++i)
-    if (gateways_[i].name == name) return static_cast<uint16_t>(i);
-  return std::nullopt;
-}
-
 Result<RoutingTable> parseRoutingDocument(std::string_view yaml_text,
                                           const std::string& display_name) {
   try {
@@ -1070,10 +963,5 @@ std::string_view ratTypeName(uint8_t value) noexcept {
     if (r.value == value) return r.name;
   return {};
 }
-
-GatewayPicker::GatewayPicker(const RoutingTable& table)
-    : table_(&table), current_(table.gateways().size(), 0) {}
-
-void GatewayPicker::reset() noexcept { std::fill(current_.begin(), current_.end(), 0); }
 
 }  // namespace gtpcp::config
