@@ -18,14 +18,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "common/session/record.h"
@@ -60,23 +57,6 @@ uint64_t wallNowNs() {
 
 double msBetween(SteadyClock::time_point from, SteadyClock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-// Whether a socket is bound to UDP `address`:`port`, from /proc/net/udp
-// (local address as the in-memory 32-bit word in hex, port in hex): an
-// emulated PGW is ready once its socket is there.
-bool udpBound(const gtp::Ipv4& address, uint16_t port) {
-  const auto& o = address.octets;
-  char want[32];
-  std::snprintf(want, sizeof want, "%02X%02X%02X%02X:%04X", o[3], o[2], o[1], o[0], port);
-  std::ifstream in("/proc/net/udp");
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string slot, local;
-    fields >> slot >> local;
-    if (local == want) return true;
-  }
-  return false;
 }
 
 // "[\"127.0.0.1:p1\", ...]": storage.servers.
@@ -215,7 +195,7 @@ class PersistenceFaultsTest : public DataPathTest, public ::testing::WithParamIn
         std::vector<std::string>{"--pgw", ip(21), "--proxy", proxy(), "--subscribers", std::to_string(subscribers),
                                  "--duration", "180"},
         group_->dir().path(), "pgw");
-    EXPECT_TRUE(testing::waitUntil([&] { return udpBound(net_.addr(21), 2123); }, 5s, 10ms)) << "the PGW never bound";
+    EXPECT_TRUE(testing::waitUdpBound(net_.addr(21), 2123, 5s)) << "the PGW never bound";
     return pgw;
   }
   // SGWs at .11 in `mode` (modify-only or hold) for `subscribers`; T3 2 s,

@@ -13,8 +13,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -72,20 +70,6 @@ void expectProxySettled(const json& s, uint64_t sessions) {
   EXPECT_EQ(workers(s, "worker.triggered_unmatched"), 0u);
   EXPECT_EQ(workers(s, "worker.decode_errors"), 0u);
   EXPECT_EQ(workers(s, "worker.egress_full_dropped"), 0u);
-}
-
-// True once a UDP socket is bound to addr:port (a PGW process is up), as
-// /proc/net/udp lists them: looking never takes the port from the process.
-bool udpBound(const gtp::Ipv4& addr, uint16_t port) {
-  char want[16];
-  // The address as the kernel prints it: the 32-bit word in host (little-endian) order.
-  std::snprintf(want, sizeof want, "%02X%02X%02X%02X:%04X", addr.octets[3], addr.octets[2], addr.octets[1],
-                addr.octets[0], port);
-  std::ifstream udp("/proc/net/udp");
-  std::string line;
-  while (std::getline(udp, line))
-    if (line.find(want) != std::string::npos) return true;
-  return false;
 }
 
 class ProceduresTest : public DataPathTest {
@@ -170,7 +154,8 @@ TEST_F(ProceduresTest, CommandsComeBackAsTheTriggeredRequestOrTheFailureIndicati
   testing::PeerRun pgw({"--pgw", net_.list({21, 22}), "--proxy", proxy(), "--subscribers",
                         std::to_string(kSubscribers), "--commands", "--duration", "60"},
                        dir, "pgw");
-  ASSERT_TRUE(testing::waitUntil([&] { return udpBound(net_.addr(21), 2123) && udpBound(net_.addr(22), 2123); }, 5s))
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return testing::udpBound(net_.addr(21), 2123) && testing::udpBound(net_.addr(22), 2123); }, 5s))
       << "the PGW process did not bind";
   const auto r = runPeer({"--proxy", proxy(), "--sgw", net_.list({11, 12}), "--subscribers",
                           std::to_string(kSubscribers), "--modify", "1", "--cycles", "1", "--rate", "1500",

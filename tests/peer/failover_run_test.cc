@@ -215,7 +215,7 @@ TEST_F(PeerIntegration, FailoverMovesBothRolesToTheOtherInstanceMidRun) {
   auto pgw = start("pgw", {kPeer, "--pgw", ip(21), "--relay", "--proxy", ip(3), "--failover-to",
                            ip(4), "--subscribers", subscribers, "--duration", "60", "--json",
                            path("pgw.json")});
-  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("pgw.err"));
+  ASSERT_TRUE(waitBound(21)) << testing::readFile(path("pgw.err"));
 
   // Attach (~0.1 s) through A; Modify Bearer for 2 s, through A then, from
   // 1 s on, B; detach through B.
@@ -226,9 +226,9 @@ TEST_F(PeerIntegration, FailoverMovesBothRolesToTheOtherInstanceMidRun) {
                            "--rate", "200", "--duration", "2", "--seed", "1", "--t3-ms", "3000",
                            "--json", path("sgw.json")});
   ASSERT_TRUE(relay.waitForAccessB(30s)) << testing::readFile(path("sgw.err"));
-  ASSERT_EQ(::kill(pgw->pid(), SIGUSR1), 0);
-  EXPECT_EQ(sgw->wait(60s), std::optional<int>(0)) << testing::readFile(path("sgw.out"));
-  EXPECT_EQ(pgw->terminate(5s), std::optional<int>(0)) << testing::readFile(path("pgw.out"));
+  ASSERT_EQ(::kill(pgw.pid(), SIGUSR1), 0);
+  EXPECT_EQ(sgw.wait(60s), std::optional<int>(0)) << testing::readFile(path("sgw.out"));
+  EXPECT_EQ(pgw.stop(5s), 0) << testing::readFile(path("pgw.out"));
   relay.stop();
 
   const json s = readJson("sgw.json");

@@ -82,12 +82,12 @@ TEST_F(PeerIntegration, SgwAndPgwInSeparateProcessesAndAPgwRestart) {
   auto pgw_argv = pgw_args;
   pgw_argv.insert(pgw_argv.end(), {"--recovery", "3", "--json", path("pgw.json")});
   auto pgw = start("pgw", pgw_argv);
-  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("pgw.err"));
+  ASSERT_TRUE(waitBound(21)) << testing::readFile(path("pgw.err"));
 
   auto sgw = start("sgw", {kPeer, "--sgw", ip(11), "--proxy", ip(1), "--relay", "--mode", "hold",
                            "--subscribers", "50", "--setup-rate", "1000", "--duration", "1",
                            "--json", path("sgw.json")});
-  EXPECT_EQ(sgw->wait(30s), std::optional<int>(0)) << testing::readFile(path("sgw.out"));
+  EXPECT_EQ(sgw.wait(30s), std::optional<int>(0)) << testing::readFile(path("sgw.out"));
   const json s = readJson("sgw.json");
   EXPECT_EQ(s["roles"]["pgw"], false);
   EXPECT_EQ(s["sessions"]["created"], 50);
@@ -97,7 +97,7 @@ TEST_F(PeerIntegration, SgwAndPgwInSeparateProcessesAndAPgwRestart) {
   UdpClient client(addr(2));
   const Endpoint pgw_at{addr(21), 2123};
   EXPECT_EQ(echoRecovery(client, pgw_at, 0x10), std::optional<uint8_t>(3));
-  EXPECT_EQ(pgw->terminate(5s), std::optional<int>(0));
+  EXPECT_EQ(pgw.stop(5s), 0);
   const json p = readJson("pgw.json");
   EXPECT_EQ(p["roles"]["sgw"], false);
   EXPECT_EQ(p["pgw"][ip(21)]["sessions_up"], 50);
@@ -107,11 +107,11 @@ TEST_F(PeerIntegration, SgwAndPgwInSeparateProcessesAndAPgwRestart) {
   auto restarted_argv = pgw_args;
   restarted_argv.insert(restarted_argv.end(), {"--recovery", "4", "--json", path("pgw2.json")});
   auto restarted = start("pgw2", restarted_argv);
-  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("pgw2.err"));
+  ASSERT_TRUE(waitBound(21)) << testing::readFile(path("pgw2.err"));
   EXPECT_EQ(echoRecovery(client, pgw_at, 0x11), std::optional<uint8_t>(4));
-  EXPECT_EQ(restarted->terminate(5s), std::optional<int>(0));
+  EXPECT_EQ(restarted.stop(5s), 0);
   EXPECT_EQ(readJson("pgw2.json")["pgw"][ip(21)]["sessions_up"], 0);
-  EXPECT_EQ(relay->terminate(5s), std::optional<int>(0));
+  EXPECT_EQ(relay.stop(5s), 0);
 }
 
 // ---- The test as the proxy in front of an SGW-only process ----
@@ -144,7 +144,7 @@ TEST_F(PeerIntegration, SgwOnlyAnswersTheProxysDeleteBearerRequests) {
   auto sgw = start("peer", {kPeer, "--sgw", ip(11), "--proxy", ip(1), "--mode", "hold",
                             "--subscribers", "3", "--setup-rate", "100", "--duration", "60",
                             "--json", path("peer.json")});
-  ASSERT_TRUE(testing::waitUdpBound(addr(11), 2123, 5s)) << testing::readFile(path("peer.err"));
+  ASSERT_TRUE(waitBound(11)) << testing::readFile(path("peer.err"));
 
   // Three attaches, answered as the proxy would; the proxy's TEID for
   // subscriber k is 0x5000 + k.
@@ -192,7 +192,7 @@ TEST_F(PeerIntegration, SgwOnlyAnswersTheProxysDeleteBearerRequests) {
   EXPECT_EQ(u.cause, std::optional<uint8_t>(kCauseContextNotFound));
   EXPECT_EQ(u.lbi, std::nullopt);
 
-  EXPECT_EQ(sgw->terminate(10s), std::optional<int>(0)) << testing::readFile(path("peer.out"));
+  EXPECT_EQ(sgw.stop(10s), 0) << testing::readFile(path("peer.out"));
   const json j = readJson("peer.json");
   EXPECT_EQ(j["interrupted"], true);
   EXPECT_EQ(j["sessions"]["created"], 3);

@@ -167,7 +167,7 @@ std::vector<uint8_t> handBuiltCsr(uint32_t sender_addr, uint32_t sgw_u_addr, uin
 TEST_F(PeerIntegration, PgwOnlyAnswersAHandBuiltCreateSessionRequest) {
   auto pgw = start("peer", {kPeer, "--pgw", ip(21), "--proxy", ip(1), "--subscribers", "10",
                             "--duration", "30", "--json", path("peer.json")});
-  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("peer.err"));
+  ASSERT_TRUE(waitBound(21)) << testing::readFile(path("peer.err"));
   UdpClient client(addr(1));
   const Endpoint to{addr(21), 2123};
   client.send(handBuiltCsr(addr(1), addr(11), 0x123), to);
@@ -209,7 +209,7 @@ TEST_F(PeerIntegration, PgwOnlyAnswersAHandBuiltCreateSessionRequest) {
   EXPECT_EQ(m.messageType(), gtp::v2::MessageType::kEchoResponse);
   EXPECT_EQ(m.header().sequence_number, 0x77u);
 
-  EXPECT_EQ(pgw->terminate(5s), std::optional<int>(0));
+  EXPECT_EQ(pgw.stop(5s), 0);
   const json j = readJson("peer.json");
   EXPECT_EQ(j["pgw"][ip(21)]["sessions_created"], 1);
   EXPECT_EQ(j["pgw"][ip(21)]["duplicates_answered"], 1);
@@ -220,23 +220,23 @@ TEST_F(PeerIntegration, PgwOnlyAnswersAHandBuiltCreateSessionRequest) {
 TEST_F(PeerIntegration, PgwOnlyCountsASenderFteidThatIsNotTheProxy) {
   auto pgw = start("peer", {kPeer, "--pgw", ip(21), "--proxy", ip(1), "--subscribers", "10",
                             "--duration", "30", "--json", path("peer.json")});
-  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("peer.err"));
+  ASSERT_TRUE(waitBound(21)) << testing::readFile(path("peer.err"));
   UdpClient client(addr(1));
   client.send(handBuiltCsr(addr(99), addr(11), 0x124), Endpoint{addr(21), 2123});
   ASSERT_FALSE(client.receive(5s).empty());
-  EXPECT_EQ(pgw->terminate(5s), std::optional<int>(1));
+  EXPECT_EQ(pgw.stop(5s), 1);
   const json j = readJson("peer.json");
   EXPECT_EQ(j["mismatches"]["by_kind"]["pgw_sender_fteid_not_proxy"], 1);
 }
 
 TEST_F(PeerIntegration, UsageErrorsExitWithTwo) {
   auto bad = start("peer", {kPeer, "--sgw", ip(11), "--proxy", ip(1), "--pgw-cause", ip(22) + "=73"});
-  EXPECT_EQ(bad->wait(10s), std::optional<int>(2));
+  EXPECT_EQ(bad.wait(10s), std::optional<int>(2));
   EXPECT_NE(testing::readFile(path("peer.err")).find("--pgw-cause"), std::string::npos);
   auto unknown = start("peer2", {kPeer, "--no-such-flag"});
-  EXPECT_EQ(unknown->wait(10s), std::optional<int>(2));
+  EXPECT_EQ(unknown.wait(10s), std::optional<int>(2));
   auto relay = start("relay", {kRelay, "--listen", ip(1)});
-  EXPECT_EQ(relay->wait(10s), std::optional<int>(2));
+  EXPECT_EQ(relay.wait(10s), std::optional<int>(2));
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ TEST_F(PeerIntegration, SgwOnIpv6LoopbackSpeaksIpv6ToTheProxy) {
   EXPECT_EQ(m.messageType(), MessageType::kDeleteBearerResponse);
   EXPECT_EQ(m.header().teid, proxy_teid[sgw_teids[0]]);
 
-  EXPECT_EQ(sgw->terminate(10s), std::optional<int>(0)) << testing::readFile(path("peer.out"));
+  EXPECT_EQ(sgw.stop(10s), 0) << testing::readFile(path("peer.out"));
   const nlohmann::json j = readJson("peer.json");
   EXPECT_EQ(j["sessions"]["created"], 3);
   EXPECT_EQ(j["sessions"]["up_at_end"], 2);
@@ -96,19 +96,19 @@ TEST_F(PeerIntegration, SgwOnIpv6LoopbackSpeaksIpv6ToTheProxy) {
 
 TEST_F(PeerIntegration, ANodeWithoutAProxyAddressOfItsFamilyIsAUsageError) {
   auto bad = start("peer", {kPeer, "--sgw", "::1", "--proxy", ip(1)});
-  EXPECT_EQ(bad->wait(10s), std::optional<int>(2));
+  EXPECT_EQ(bad.wait(10s), std::optional<int>(2));
   EXPECT_NE(testing::readFile(path("peer.err"))
                 .find("--sgw: ::1 is IPv6 and --proxy has no IPv6 address"),
             std::string::npos)
       << testing::readFile(path("peer.err"));
   auto twice = start("peer2", {kPeer, "--sgw", ip(11), "--proxy", ip(1) + "," + ip(2)});
-  EXPECT_EQ(twice->wait(10s), std::optional<int>(2));
+  EXPECT_EQ(twice.wait(10s), std::optional<int>(2));
   EXPECT_NE(testing::readFile(path("peer2.err")).find("--proxy: one IPv4 address at most"),
             std::string::npos);
   auto check = start(
       "peer3", {kPeer, "--sgw", ip(11) + ",::1", "--sgw-port-base", "40000", "--proxy",
                 ip(1) + ",[::1]:2124", "--pgw", "::1", "--proxy-gateway", "::1", "--check-config"});
-  EXPECT_EQ(check->wait(10s), std::optional<int>(0)) << testing::readFile(path("peer3.err"));
+  EXPECT_EQ(check.wait(10s), std::optional<int>(0)) << testing::readFile(path("peer3.err"));
 }
 
 }  // namespace

@@ -17,18 +17,21 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "tests/peer/subprocess.h"
+#include "tests/support/process.h"
+#include "tools/peer/messages.h"
 #include "tools/peer/udp.h"
 
 namespace gtpcp::peer::testing {
 
 using namespace std::chrono_literals;
+// The shared test support, under the names these tests call it by.
+using gtpcp::testing::Child;
+using gtpcp::testing::readFile;
 
 inline const std::string kPeer = GTPCP_PEER_BIN;
 inline const std::string kRelay = GTPCP_RELAY_BIN;
@@ -47,6 +50,8 @@ class PeerIntegration : public ::testing::Test {
            ((1u + static_cast<uint32_t>((h / 190) % 254)) << 8);
     dir_ = std::filesystem::temp_directory_path() /
            ("gtpcp_peer_test_" + std::to_string(::getpid()) + "_" + info->name());
+    // Children append to their output files: start from none.
+    std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override {
@@ -57,16 +62,21 @@ class PeerIntegration : public ::testing::Test {
   uint32_t addr(uint32_t host) const { return net_ | host; }
   std::string ip(uint32_t host) const { return addressToString(addr(host)); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::unique_ptr<Subprocess> start(const std::string& name, std::vector<std::string> argv) {
-    return std::make_unique<Subprocess>(argv, path(name + ".out"), path(name + ".err"));
+  // Whether a child has bound port 2123 at `host` within `timeout`: it is ready.
+  bool waitBound(uint32_t host, std::chrono::milliseconds timeout = 5s) const {
+    return gtpcp::testing::waitUdpBound(toIpv4(addr(host)), 2123, timeout);
   }
-  std::unique_ptr<Subprocess> startRelay(const std::vector<std::string>& pairs) {
+
+  // Starts argv with stdout in `name`.out and stderr in `name`.err.
+  Child start(const std::string& name, const std::vector<std::string>& argv) {
+    return Child::spawn(argv, path(name + ".out"), path(name + ".err"));
+  }
+  Child startRelay(const std::vector<std::string>& pairs) {
     std::string list;
     for (const auto& p : pairs) list += (list.empty() ? "" : ",") + p;
     auto relay = start("relay", {kRelay, "--listen", ip(1) + ":2123", "--upstream", ip(21) + ":2123",
                                  "--pairs", list, "--duration", "60", "--json", path("relay.json")});
-    EXPECT_TRUE(waitUdpBound(addr(1), 2123, 5s)) << "relay did not bind";
+    EXPECT_TRUE(waitBound(1)) << "relay did not bind";
     return relay;
   }
   nlohmann::json readJson(const std::string& name) {
@@ -83,11 +93,10 @@ class PeerIntegration : public ::testing::Test {
     if (relay_flag) argv.push_back("--relay");
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto peer = start("peer", argv);
-    auto status = peer->wait(timeout);
+    auto status = peer.wait(timeout);
     EXPECT_TRUE(status.has_value()) << "gtpcp-peer did not finish in time";
-    if (!status) peer->terminate(2s);
-    auto relay_status = relay->terminate(5s);
-    EXPECT_EQ(relay_status, std::optional<int>(0));
+    if (!status) peer.stop(2s);
+    EXPECT_EQ(relay.stop(5s), 0);
     return status.value_or(-1);
   }
 

@@ -43,9 +43,9 @@ class V1Run : public PeerIntegration {
                                   "--proxy", ip(21), "--relay", "--json", path("peer.json")};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto peer = start("peer", argv);
-    auto status = peer->wait(60s);
+    auto status = peer.wait(60s);
     EXPECT_TRUE(status.has_value()) << "gtpcp-peer did not finish in time";
-    if (!status) peer->terminate(2s);
+    if (!status) peer.stop(2s);
     return status.value_or(-1);
   }
 
@@ -158,12 +158,12 @@ TEST_F(V1Run, SgsnAndGgsnInSeparateProcesses) {
                                      "7", "--json", path("ggsn.json")};
   ggsn_argv.insert(ggsn_argv.end(), common.begin(), common.end());
   auto ggsn = start("ggsn", ggsn_argv);
-  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("ggsn.err"));
+  ASSERT_TRUE(waitBound(21)) << testing::readFile(path("ggsn.err"));
   std::vector<std::string> sgsn_argv{kPeer,     "--sgsn", ip(11), "--proxy", ip(21), "--cycles",
                                      "1",       "--rate", "1000", "--json",  path("sgsn.json")};
   sgsn_argv.insert(sgsn_argv.end(), common.begin(), common.end());
   auto sgsn = start("sgsn", sgsn_argv);
-  EXPECT_EQ(sgsn->wait(30s), std::optional<int>(0)) << testing::readFile(path("sgsn.out"));
+  EXPECT_EQ(sgsn.wait(30s), std::optional<int>(0)) << testing::readFile(path("sgsn.out"));
 
   // The GGSN's Echo Responses carry its --recovery.
   UdpClient client(addr(2));
@@ -177,7 +177,7 @@ TEST_F(V1Run, SgsnAndGgsnInSeparateProcesses) {
   EXPECT_EQ(m.messageType(), MessageType::kEchoResponse);
   EXPECT_EQ(m.header().sequence_number, 0x77);
   EXPECT_EQ(echo.recovery, std::optional<uint8_t>(7));
-  EXPECT_EQ(ggsn->terminate(5s), std::optional<int>(0));
+  EXPECT_EQ(ggsn.stop(5s), 0);
 
   const json s = readJson("sgsn.json");
   const json g = readJson("ggsn.json");
@@ -295,7 +295,7 @@ TEST_F(V1Run, EveryMessageDecodesAndTsharkAgrees) {
       frames_.emplace_back(buf.begin(), buf.begin() + *r);
       ggsn.send(frames_.back(), Endpoint{addr(11), 2123});
     }
-    EXPECT_EQ(sgsn->wait(30s), std::optional<int>(0)) << testing::readFile(path("sgsn.out"));
+    EXPECT_EQ(sgsn.wait(30s), std::optional<int>(0)) << testing::readFile(path("sgsn.out"));
     EXPECT_EQ(seen[MessageType::kCreatePdpContextRequest], 4);
     EXPECT_EQ(seen[MessageType::kUpdatePdpContextRequest], 2);
     EXPECT_EQ(seen[MessageType::kDeletePdpContextRequest], 4);
@@ -322,7 +322,7 @@ TEST_F(V1Run, EveryMessageDecodesAndTsharkAgrees) {
   auto ggsn = start("ggsn", {kPeer, "--ggsn", ip(21), "--relay", "--subscribers",
                              std::to_string(kCount), "--network-initiated", "1", "--modify", "0",
                              "--duration", "60", "--recovery", "4", "--json", path("ggsn.json")});
-  ASSERT_TRUE(testing::waitUdpBound(addr(21), 2123, 5s)) << testing::readFile(path("ggsn.err"));
+  ASSERT_TRUE(waitBound(21)) << testing::readFile(path("ggsn.err"));
   const Endpoint ggsn_at{addr(21), 2123};
   const ControlTeids teids(kCount);
   std::array<uint8_t, 512> buf{};
@@ -421,7 +421,7 @@ TEST_F(V1Run, EveryMessageDecodesAndTsharkAgrees) {
     EXPECT_EQ(m.header().teid, 0u);
   }
   // The unknown TEID is a mismatch of its own: exit status 1.
-  EXPECT_EQ(ggsn->terminate(5s), std::optional<int>(1));
+  EXPECT_EQ(ggsn.stop(5s), 1);
   const json g = readJson("ggsn.json");
   const json& node = g["ggsn"][ip(21)];
   EXPECT_EQ(node["duplicates_answered"], 2);

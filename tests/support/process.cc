@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -33,11 +34,20 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::string& log)
 
 Child Child::spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
   Child c;
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    // A test that crashes leaves nothing running behind it.
+    // A test that crashes leaves nothing running behind it, even when it
+    // died between fork() and prctl().
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    // The signal mask survives exec: a test that blocked signals (to read
+    // them from a signalfd, as the peer emulator's runner does in-process)
+    // would otherwise start a child deaf to the SIGTERM that stops it.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     if (!out.empty()) {
       const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       if (fd >= 0) dup2(fd, 1);
@@ -188,6 +198,26 @@ Subnet freeSubnet(std::initializer_list<uint8_t> hosts, uint16_t port) {
     if (ok) return s;
   }
   throw std::runtime_error("no free loopback /24");
+}
+
+bool udpBound(const gtp::Ipv4& address, uint16_t port) {
+  // The local address is printed as the in-memory 32-bit word (network order
+  // read as a little-endian integer) and the port in host order, both hex.
+  const auto& o = address.octets;
+  char want[16];
+  std::snprintf(want, sizeof want, "%02X%02X%02X%02X:%04X", o[3], o[2], o[1], o[0], port);
+  std::ifstream in("/proc/net/udp");
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string slot, local;
+    fields >> slot >> local;
+    if (local == want) return true;
+  }
+  return false;
+}
+
+bool waitUdpBound(const gtp::Ipv4& address, uint16_t port, std::chrono::milliseconds timeout) {
+  return waitUntil([&] { return udpBound(address, port); }, timeout, std::chrono::milliseconds(10));
 }
 
 bool waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout,

@@ -1,8 +1,10 @@
 // Test support: real processes and loopback addresses for integration tests.
 //
-// Tests start the product's binaries (and third-party peers) as children,
-// bounded in time, and stop them by PID (never by name); every child still
-// running when its Child object goes away is killed.
+// Tests start the product's binaries, the tools (gtpcp-peer, gtpcp-relay) and
+// third-party peers as children, bounded in time, and stop them by PID (never
+// by name); every child still running when its Child object goes away is
+// killed. Exit statuses read as a shell reports them: the exit code, or
+// 128 + the signal that ended the process.
 #pragma once
 
 #include <chrono>
@@ -18,7 +20,8 @@ namespace gtpcp::testing {
 class Child {
  public:
   // Starts argv[0] (a path) with stdout and stderr appended to `log` (or
-  // inherited when empty). The child gets SIGKILL if the test process dies.
+  // inherited when empty). The child gets SIGKILL if the test process dies,
+  // and starts with no signal blocked whatever the test's threads block.
   static Child spawn(const std::vector<std::string>& argv, const std::string& log = "");
   // The same with stderr to a file of its own (`err`).
   static Child spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err);
@@ -81,6 +84,12 @@ struct Subnet {
   std::string list(std::initializer_list<uint8_t> hosts) const;
 };
 Subnet freeSubnet(std::initializer_list<uint8_t> hosts, uint16_t port = 2123);
+
+// Whether a UDP socket is bound to address:port now, as /proc/net/udp lists
+// it: the way to see that a child is ready without taking the port from it.
+bool udpBound(const gtp::Ipv4& address, uint16_t port);
+// Polls udpBound() until it holds (true) or `timeout` passes (false).
+bool waitUdpBound(const gtp::Ipv4& address, uint16_t port, std::chrono::milliseconds timeout);
 
 // Polls `condition` every `poll` until it holds (true) or `timeout` passes
 // (false, after one last look). The way tests wait: never a bare sleep.

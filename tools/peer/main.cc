@@ -1,17 +1,14 @@
 // gtpcp-peer: emulated SGWs and PGWs (GTPv2-C), or SGSNs and GGSNs (GTPv1-C),
 // for gtpcp's integration tests, demo and benchmark. Flags only; the work is
-// in runner.cc and the engines.
-#include <exception>
-#include <iostream>
-
+// in runner.cc and the engines; the rest of main() in tools/tool_main.
 #include <CLI/CLI.hpp>
 
+#include "tools/tool_main/tool_main.h"
 #include "tools/peer/config.h"
 #include "tools/peer/runner.h"
 
 int main(int argc, char** argv) {
   using namespace gtpcp::peer;
-  constexpr int kExitUsage = 2;
 
   CLI::App app{
       "Emulates SGWs and PGWs (GTPv2-C S5/S8), or SGSNs and GGSNs (GTPv1-C Gn/Gp), on loopback\n"
@@ -128,28 +125,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 7 * 86400.0))->type_name("SECONDS");
   app.add_option("--rcvbuf", o.rcvbuf, "Socket receive buffer, octets")->capture_default_str();
   app.add_option("--sndbuf", o.sndbuf, "Socket send buffer, octets")->capture_default_str();
-  bool check_config = false;
-  app.add_flag("--check-config", check_config, "Validate the options and exit");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
-  }
-  try {
-    RunConfig config;
-    const auto errors = makeRunConfig(o, config);
-    for (const auto& e : errors) std::cerr << "gtpcp-peer: " << e << "\n";
-    if (!errors.empty()) return kExitUsage;
-    if (check_config) return 0;
-    Runner runner(std::move(config));
-    if (auto e = runner.open(); !e.empty()) {
-      std::cerr << "gtpcp-peer: " << e << "\n";
-      return kExitUsage;
-    }
-    return runner.run(std::cout, std::cerr);
-  } catch (const std::exception& e) {
-    std::cerr << "gtpcp-peer: " << e.what() << "\n";
-    return kExitUsage;
-  }
+  return gtpcp::tools::runProgram<Runner, RunConfig>(
+      argc, argv, app, [&](RunConfig& config) { return makeRunConfig(o, config); });
 }

@@ -1,15 +1,12 @@
 // gtpcp-relay: a bare UDP relay, the floor the benchmark compares gtpcp with.
-// Flags only; the work is in relay.cc.
-#include <exception>
-#include <iostream>
-
+// Flags only; the work is in relay.cc, the rest of main() in tools/tool_main.
 #include <CLI/CLI.hpp>
 
+#include "tools/tool_main/tool_main.h"
 #include "tools/relay/relay.h"
 
 int main(int argc, char** argv) {
   using namespace gtpcp::relay;
-  constexpr int kExitUsage = 2;
   CLI::App app{
       "Relays UDP datagrams between downstream peers and one upstream, without parsing them.\n"
       "From a --pairs peer to --listen: sent to --upstream from that peer's own socket (bound to\n"
@@ -30,27 +27,6 @@ int main(int argc, char** argv) {
   app.add_flag("--allow-non-loopback", o.allow_non_loopback, "Allow addresses outside 127.0.0.0/8");
   app.add_option("--rcvbuf", o.rcvbuf, "Socket receive buffer, octets")->capture_default_str();
   app.add_option("--sndbuf", o.sndbuf, "Socket send buffer, octets")->capture_default_str();
-  bool check_config = false;
-  app.add_flag("--check-config", check_config, "Validate the options and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
-  }
-  try {
-    RelayConfig config;
-    const auto errors = makeRelayConfig(o, config);
-    for (const auto& e : errors) std::cerr << "gtpcp-relay: " << e << "\n";
-    if (!errors.empty()) return kExitUsage;
-    if (check_config) return 0;
-    Relay relay(std::move(config));
-    if (auto e = relay.open(); !e.empty()) {
-      std::cerr << "gtpcp-relay: " << e << "\n";
-      return kExitUsage;
-    }
-    return relay.run(std::cout, std::cerr);
-  } catch (const std::exception& e) {
-    std::cerr << "gtpcp-relay: " << e.what() << "\n";
-    return kExitUsage;
-  }
+  return gtpcp::tools::runProgram<Relay, RelayConfig>(
+      argc, argv, app, [&](RelayConfig& config) { return makeRelayConfig(o, config); });
 }
