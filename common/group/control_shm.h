@@ -25,7 +25,7 @@ inline constexpr std::size_t kRoutingPathBytes = 1024;
 
 // One process's answer to the routing generation. Writer: that process.
 // It stores routing_hash and routing_failed, then routing_generation
-// (release, R2); the control server acquires routing_generation (A2) and
+// (release, CTL-R2); the control server acquires routing_generation (CTL-A2) and
 // then reads the other two.
 struct alignas(64) ControlAckShm {
   std::atomic<uint64_t> routing_generation{0};
@@ -46,8 +46,8 @@ struct GroupControlShm {
   std::atomic<uint32_t> closing{0};
 
   // Writer: the control server, one reload at a time. It writes the path
-  // (plain bytes), then routing_generation (release, R1). A reader acquires
-  // routing_generation (A1), copies the path, and reads routing_generation
+  // (plain bytes), then routing_generation (release, CTL-R1). A reader acquires
+  // routing_generation (CTL-A1), copies the path, and reads routing_generation
   // again: a different value means the path changed under it; it retries.
   alignas(64) std::atomic<uint64_t> routing_generation{0};
   char routing_path[kRoutingPathBytes]{};
@@ -64,7 +64,7 @@ struct RoutingInForce {
 };
 inline std::optional<RoutingInForce> routingInForce(const GroupControlShm& c) {
   for (int attempt = 0; attempt < 100; ++attempt) {
-    const uint64_t g = c.routing_generation.load(std::memory_order_acquire);  // A1
+    const uint64_t g = c.routing_generation.load(std::memory_order_acquire);  // CTL-A1
     if (g == 0) return std::nullopt;
     char copy[kRoutingPathBytes];
     std::memcpy(copy, c.routing_path, sizeof copy);

@@ -167,7 +167,7 @@ bool ProcessControl::waitServing(const std::string& name, int pid, int timeout_m
     }
     std::optional<ring::SharedSegment> holder;
     if (const auto* s = processStatusOf(name, paths_, holder)) {
-      // A1: pairs with S1 in the process: pid is visible once state is.
+      // PROC-A1: pairs with PROC-R1 in the process: pid is visible once state is.
       const auto state = static_cast<group::ProcessState>(s->state.load(std::memory_order_acquire));
       if (state == group::ProcessState::kServing && s->pid.load(std::memory_order_relaxed) == uint32_t(pid) &&
           s->starts.load(std::memory_order_relaxed) > starts_before)

@@ -25,8 +25,8 @@ const char* toString(ProcessState s) noexcept;
 
 // Writer: the process the segment belongs to. Readers: any. All fields are
 // independent facts published with relaxed stores except `state`, whose
-// release store (S1) makes pid and started_ns visible to a reader that
-// acquires it (A1 in the launcher).
+// release store (PROC-R1) makes pid and started_ns visible to a reader that
+// acquires it (PROC-A1 in ProcessControl::waitServing()).
 struct alignas(64) ProcessStatusShm {
   std::atomic<uint32_t> state{0};
   std::atomic<uint32_t> pid{0};
@@ -37,8 +37,8 @@ struct alignas(64) ProcessStatusShm {
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // The process's main loop begins: pid, start time and start count, then the
-// state (S1: release, pairs with A1 in the launcher, which reads the pid once
-// it sees kServing).
+// state (PROC-R1: release, pairs with PROC-A1 in
+// ProcessControl::waitServing(), which reads the pid once it sees kServing).
 inline void announceServing(ProcessStatusShm& status) noexcept {
   status.pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
   status.started_ns.store(realtimeNs(), std::memory_order_relaxed);

@@ -149,7 +149,7 @@ nlohmann::json groupStatus(const ProcessControl& processes) {
       }
       auto version = [](const ControlAckShm& ack) {
         nlohmann::json v;
-        // Acquire: pairs with R2 in the process.
+        // Acquire: pairs with CTL-R2 in the process.
         v["generation"] = ack.routing_generation.load(std::memory_order_acquire);
         std::ostringstream hex;
         hex << std::hex << std::setw(16) << std::setfill('0') << ack.routing_hash.load(std::memory_order_relaxed);

@@ -20,10 +20,10 @@
 // one load per batch, and no system call.
 //
 // No lost wake-up: BELL-F1 and BELL-F2 are ordered one way or the other.
-// F1 first: the ringer's load after F2 sees the 1 stored before F1, and it
-// sends the byte, which epoll reports however late the sleeper waits. F2
-// first: the sleeper's look at the rings after F1 sees the head published
-// before F2, and it does not wait.
+// BELL-F1 first: the ringer's load after BELL-F2 sees the 1 stored before
+// BELL-F1, and it sends the byte, which epoll reports however late the
+// sleeper waits. BELL-F2 first: the sleeper's look at the rings after
+// BELL-F1 sees the head published before BELL-F2, and it does not wait.
 //
 // A ringer that cannot see the flag (the sleeper's segment does not exist
 // yet, or is not attached yet) rings every time: a byte too many is a

@@ -16,7 +16,7 @@ uint32_t* futexWord(std::atomic<uint32_t>* word) {
   return reinterpret_cast<uint32_t*>(word);
 }
 
-// Fences F1 and F2 order plain loads and stores of different atomics (Dekker):
+// Fences DOOR-F1 and DOOR-F2 order plain loads and stores of different atomics (Dekker):
 // ThreadSanitizer does not model fences, and GCC says so (-Wtsan). That is
 // harmless here: the fences guard no plain data (the ring's own release and
 // acquire on head and tail do), only the "no lost wake-up" property, which the
@@ -40,12 +40,12 @@ void initDoorbell(DoorbellShm* shm) noexcept {
 }
 
 void Doorbell::ring() noexcept {
-  // F1 pairs with F2 in announceSleep() (see the protocol in doorbell.h).
+  // DOOR-F1 pairs with DOOR-F2 in announceSleep() (see the protocol in doorbell.h).
   dekkerFence();
-  // A4 pairs with R4 in announceSleep(): when this sees the consumer's 1, the
+  // DOOR-A1 pairs with DOOR-R1 in announceSleep(): when this sees the consumer's 1, the
   // consumer's load of `sequence` happened before the increment below.
   if (shm_->sleeping.load(std::memory_order_acquire) == 0) return;
-  // Relaxed: the datagrams are published by the ring's release store (R1);
+  // Relaxed: the datagrams are published by the ring's release store (RING-R1);
   // this only moves the futex word so that FUTEX_WAIT does not block.
   shm_->sequence.fetch_add(1, std::memory_order_relaxed);
   // Not private: the sleeper is usually another process. Wake all: there is
@@ -55,11 +55,11 @@ void Doorbell::ring() noexcept {
 
 uint32_t Doorbell::announceSleep() noexcept {
   // Relaxed: ordered before the release store below, which is what producers
-  // synchronise with (A4).
+  // synchronise with (DOOR-A1).
   const uint32_t seen = shm_->sequence.load(std::memory_order_relaxed);
-  // R4 pairs with A4 in ring().
+  // DOOR-R1 pairs with DOOR-A1 in ring().
   shm_->sleeping.store(1, std::memory_order_release);
-  // F2 pairs with F1 in ring().
+  // DOOR-F2 pairs with DOOR-F1 in ring().
   dekkerFence();
   return seen;
 }
@@ -72,7 +72,7 @@ Doorbell::Slept Doorbell::sleepUnlessRung(uint32_t seen, std::chrono::nanosecond
   const long rc = ::syscall(SYS_futex, futexWord(&shm_->sequence), FUTEX_WAIT, seen, &ts, nullptr, 0);
   if (rc == 0) {
     // Woken: by a ring, or by a late FUTEX_WAKE meant for an earlier sleep.
-    // Relaxed: only compares the word; the data comes through the ring (A1).
+    // Relaxed: only compares the word; the data comes through the ring (RING-A1).
     return shm_->sequence.load(std::memory_order_relaxed) != seen ? Slept::kRung : Slept::kSpurious;
   }
   switch (errno) {
@@ -84,7 +84,7 @@ Doorbell::Slept Doorbell::sleepUnlessRung(uint32_t seen, std::chrono::nanosecond
 
 void Doorbell::endSleep() noexcept {
   // Relaxed: a producer that still reads the 1 only makes a needless
-  // FUTEX_WAKE; the next sleep announces itself again with R4.
+  // FUTEX_WAKE; the next sleep announces itself again with DOOR-R1.
   shm_->sleeping.store(0, std::memory_order_relaxed);
 }
 

@@ -9,21 +9,21 @@
 // THE PROTOCOL (Dekker's, between "data published" and "consumer asleep")
 //
 // Producer, after Ring publish() of a batch (the release store of head), in
-// ring(): F1 seq_cst fence, then load `sleeping` (A4); only when it is 1,
+// ring(): DOOR-F1 seq_cst fence, then load `sleeping` (DOOR-A1); only when it is 1,
 // increment `sequence` and FUTEX_WAKE. A busy consumer (not sleeping) costs
 // the producer one fence and one load per batch, and no system call.
 //
 // Consumer, in wait(): ready() first (no announcement when work is there).
-// Otherwise: load `sequence` into s, store sleeping = 1 (R4), F2 seq_cst
+// Otherwise: load `sequence` into s, store sleeping = 1 (DOOR-R1), DOOR-F2 seq_cst
 // fence, ready() again, then FUTEX_WAIT(sequence, s, timeout), then
 // sleeping = 0.
 //
-// No lost wake-up. F1 and F2 are ordered one way or the other:
-// - F1 before F2: the consumer's ready() after F2 sees the head stored before
-//   F1, so it does not sleep;
-// - F2 before F1: the producer's load after F1 sees sleeping = 1, so it
+// No lost wake-up. DOOR-F1 and DOOR-F2 are ordered one way or the other:
+// - DOOR-F1 before DOOR-F2: the consumer's ready() after DOOR-F2 sees the head stored before
+//   DOOR-F1, so it does not sleep;
+// - DOOR-F2 before DOOR-F1: the producer's load after DOOR-F1 sees sleeping = 1, so it
 //   increments `sequence`. The consumer read s before storing sleeping = 1,
-//   and the producer's acquire load (A4) of that store orders the increment
+//   and the producer's acquire load (DOOR-A1) of that store orders the increment
 //   after the read: s is stale, and FUTEX_WAIT, which compares atomically in
 //   the kernel, returns at once or is woken by the FUTEX_WAKE.
 // A stale wake (a producer that saw the 1 of an earlier sleep) only costs a
@@ -83,7 +83,7 @@ bool Doorbell::wait(Ready ready, std::chrono::nanoseconds timeout) noexcept {
   const uint32_t seen = announceSleep();
   bool woken = false;
   for (int round = 0; round < kMaxSleepRounds; ++round) {
-    // After F2: a batch published before the producer's F1 is seen here.
+    // After DOOR-F2: a batch published before the producer's DOOR-F1 is seen here.
     if (ready()) {
       woken = true;
       break;

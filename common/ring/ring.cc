@@ -43,7 +43,7 @@ struct Attached {
 Result<Attached> validate(void* memory, std::size_t memory_size) {
   if (auto ok = checkMemory(memory, memory_size); !ok) return tl::unexpected(ok.error());
   auto* header = static_cast<RingHeaderShm*>(memory);
-  // A3 pairs with R3 in initRing(): the constants are visible once the magic is.
+  // RING-A3 pairs with RING-R3 in initRing(): the constants are visible once the magic is.
   const uint64_t magic = header->magic.load(std::memory_order_acquire);
   if (magic == 0) return fail(Errc::kNotInitialised, "ring: not initialised (magic is 0)");
   if (magic != kRingMagic) {
@@ -68,7 +68,7 @@ Result<Attached> validate(void* memory, std::size_t memory_size) {
                                      " slots (" + std::to_string(ringBytes(capacity)) + ")");
   }
   // Acquire: a predecessor on the other side (or on this side, in another
-  // process) stored these with release (R1, R2); attaching is rare.
+  // process) stored these with release (RING-R1, RING-R2); attaching is rare.
   const uint64_t head = header->head.load(std::memory_order_acquire);
   const uint64_t tail = header->tail.load(std::memory_order_acquire);
   if (head - tail > capacity) {
@@ -108,7 +108,7 @@ Result<void> initRing(void* memory, std::size_t memory_size, uint32_t capacity_s
   header->capacity_slots = capacity_slots;
   header->head.store(0, std::memory_order_relaxed);
   header->tail.store(0, std::memory_order_relaxed);
-  // R3 pairs with A3 in validate() (Producer::attach, Consumer::attach).
+  // RING-R3 pairs with RING-A3 in validate() (Producer::attach, Consumer::attach).
   header->magic.store(kRingMagic, std::memory_order_release);
   return {};
 }

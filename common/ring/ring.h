@@ -29,19 +29,19 @@
 // Producer (exactly one per ring at a time): push() / reserve()+commit() copy
 // records into the free slots past its private write position `write_`; the
 // consumer cannot see them because head has not moved. publish() stores
-// head = write_ with release (R1): every record pushed before is visible at
+// head = write_ with release (RING-R1): every record pushed before is visible at
 // once. When its cached tail says there is no room it reloads tail with
-// acquire (A2).
+// acquire (RING-A2).
 //
 // Consumer (exactly one per ring at a time): peek() reads the record at its
-// private read position `read_`, reloading head with acquire (A1) only when
+// private read position `read_`, reloading head with acquire (RING-A1) only when
 // its cached head says empty; it skips padding records. pop() moves `read_`
-// past the record; release() stores tail = read_ with release (R2): every slot
+// past the record; release() stores tail = read_ with release (RING-R2): every slot
 // popped before goes back to the producer at once.
 //
-// Pairs. R1 (Producer::publish) -> A1 (Consumer::peek): the consumer that sees
-// a head value sees every octet of every record below it. R2
-// (Consumer::release) -> A2 (Producer::claim): the consumer's reads of the
+// Pairs. RING-R1 (Producer::publish) -> RING-A1 (Consumer::peek): the consumer that sees
+// a head value sees every octet of every record below it. RING-R2
+// (Consumer::release) -> RING-A2 (Producer::claim): the consumer's reads of the
 // slots below a tail value are finished before the producer overwrites them.
 // No other ordering is needed: a slot is only ever accessed by the side that
 // owns it according to head and tail.
@@ -166,7 +166,7 @@ class Producer {
   // with a given record (gtpcp's sync persistence: an answer leaves once the
   // persister released the record of its change, after Redis acknowledged it).
   uint64_t position() const noexcept { return write_; }
-  // The consumer's released tail, loaded with acquire (pairs with R2): every
+  // The consumer's released tail, loaded with acquire (pairs with RING-R2): every
   // record below it was popped and released.
   uint64_t released() const noexcept;
 
@@ -264,7 +264,7 @@ inline uint8_t* Producer::claim(std::size_t payload_length) noexcept {
   const uint32_t n = recordSlots(payload_length);
   const uint64_t need = needed(n);
   if (need > capacity_ - (write_ - tail_cache_)) {
-    // A2 pairs with R2 in Consumer::release(): the consumer has finished
+    // RING-A2 pairs with RING-R2 in Consumer::release(): the consumer has finished
     // reading every slot below the tail it stored, so they may be overwritten.
     tail_cache_ = header_->tail.load(std::memory_order_acquire);
     if (need > capacity_ - (write_ - tail_cache_)) return nullptr;
@@ -325,7 +325,7 @@ inline void Producer::commit(std::size_t payload_length) noexcept {
 
 inline void Producer::publish() noexcept {
   if (write_ == published_) return;
-  // R1 pairs with A1 in Consumer::peek(): the records written below write_
+  // RING-R1 pairs with RING-A1 in Consumer::peek(): the records written below write_
   // are complete before the consumer can see this head.
   header_->head.store(write_, std::memory_order_release);
   published_ = write_;
@@ -333,7 +333,7 @@ inline void Producer::publish() noexcept {
 
 inline std::size_t Producer::freeSlots() const noexcept {
   // Relaxed: an estimate for the caller, which reads no slot with it; push()
-  // reloads tail with acquire (A2) before overwriting anything.
+  // reloads tail with acquire (RING-A2) before overwriting anything.
   const uint64_t tail = header_->tail.load(std::memory_order_relaxed);
   return capacity_ - (write_ - tail);
 }
@@ -351,7 +351,7 @@ inline std::optional<RecordView> Consumer::peek() noexcept {
   // nothing yet), never by another padding: two rounds suffice.
   for (int round = 0; round < 2; ++round) {
     if (read_ == head_cache_) {
-      // A1 pairs with R1 in Producer::publish(): every record below this head
+      // RING-A1 pairs with RING-R1 in Producer::publish(): every record below this head
       // is completely written.
       head_cache_ = header_->head.load(std::memory_order_acquire);
       if (read_ == head_cache_) return std::nullopt;
@@ -380,7 +380,7 @@ inline void Consumer::pop() noexcept {
 
 inline void Consumer::release() noexcept {
   if (read_ == released_) return;
-  // R2 pairs with A2 in Producer::claim(): the reads of every slot below
+  // RING-R2 pairs with RING-A2 in Producer::claim(): the reads of every slot below
   // read_ are finished before the producer can see this tail.
   header_->tail.store(read_, std::memory_order_release);
   released_ = read_;
@@ -390,7 +390,7 @@ inline uint64_t Producer::released() const noexcept { return header_->tail.load(
 
 inline bool Consumer::empty() const noexcept {
   if (read_ != head_cache_) return false;
-  // Relaxed: a hint that reads no slot; peek() does the acquire (A1) first.
+  // Relaxed: a hint that reads no slot; peek() does the acquire (RING-A1) first.
   return read_ == header_->head.load(std::memory_order_relaxed);
 }
 

@@ -96,7 +96,7 @@ Result<std::unique_ptr<bip::mapped_region>> openExisting(const std::string& name
 
     uint64_t magic = 0;
     for (int poll = 0; poll < max_polls; ++poll) {
-      // A1 pairs with R1 in SharedSegment::createOrAttach(): once the magic is
+      // SEG-A1 pairs with SEG-R1 in SharedSegment::createOrAttach(): once the magic is
       // seen, the header and the initialised payload are too.
       magic = header->magic.load(std::memory_order_acquire);
       if (magic != 0 || std::chrono::steady_clock::now() >= deadline) break;
@@ -185,7 +185,7 @@ Result<CreateOutcome> createExclusive(const std::string& name, std::size_t paylo
         return tl::unexpected<Error>(std::move(r.error()));
       }
     }
-    // R1 pairs with A1 in openExisting(): everything above is visible to an
+    // SEG-R1 pairs with SEG-A1 in openExisting(): everything above is visible to an
     // attacher that sees the magic.
     header->magic.store(kSegmentMagic, std::memory_order_release);
     *out = std::move(region);

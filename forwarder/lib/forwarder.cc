@@ -324,7 +324,8 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   f->rx_->overflow.assign(f->sockets_.size() * 2, 0);
   f->sender_ = std::make_unique<Sender>(f->sockets_, options.batch, *f->shm_);
   if (options.routing != nullptr)
-    f->health_ = std::make_unique<GatewayHealth>(*options.routing, options.sockets, *f->shm_, *f->table_, monotonicNs());
+    f->health_ =
+        std::make_unique<GatewayHealth>(*options.routing, options.sockets, *f->shm_, *f->table_, monotonicNs());
   if (options.creations_per_peer != 0) {
     f->peer_limit_ = std::make_unique<PeerRateLimiter>(
         options.creations_per_peer, options.creations_burst != 0 ? options.creations_burst : options.creations_per_peer);
@@ -478,7 +479,7 @@ void Forwarder::reloadRouting() noexcept {
     ack.routing_failed.store(1, std::memory_order_relaxed);
     shm_->counters.routing_reload_failures.add();
   }
-  // R2: pairs with A2 in the control server: hash and verdict first.
+  // CTL-R2: pairs with CTL-A2 in the control server: hash and verdict first.
   ack.routing_generation.store(routing_generation_, std::memory_order_release);
 }
 
@@ -515,7 +516,7 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
     const uint64_t beat_ns = monotonicNs();
     status.heartbeat_ns.store(beat_ns, std::memory_order_relaxed);
     if (heartbeat_ != nullptr) heartbeat_->beat(beat_ns);
-    // A1: pairs with R1 in the control server (routingInForce() acquires).
+    // CTL-A1: pairs with CTL-R1 in the control server (routingInForce() acquires).
     if (control_ != nullptr && control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_)
       reloadRouting();
     if (!work) {

@@ -52,7 +52,8 @@ bool Channel::turn(uint64_t now_ns) noexcept {
       send();
       return true;
     }
-    // A2 in the worker's producer pairs with this release: the slots are its again.
+    // RING-R2 (Consumer::release()) pairs with RING-A2 in the worker's
+    // producer: the slots are its again.
     ring_.release();
     counters_.batches_written.add();
     counters_.pending_changes.set(0);

@@ -163,7 +163,7 @@ bool ControlServer::reload(const proto::ReloadRequest& r, uint64_t now_ns, proto
   generation_ = control_->routing_generation.load(std::memory_order_relaxed) + 1;
   std::memset(control_->routing_path, 0, sizeof control_->routing_path);
   std::memcpy(control_->routing_path, path.data(), path.size());
-  // R1: pairs with A1 in the processes (routingInForce()): the path first.
+  // CTL-R1: pairs with CTL-A1 in the processes (routingInForce()): the path first.
   control_->routing_generation.store(generation_, std::memory_order_release);
   wakeProcesses();
   wait_ = Wait::kReload;
@@ -196,7 +196,7 @@ bool ControlServer::reloadDone(uint64_t now_ns, proto::ControlReply& reply) {
       text << "  " << std::left << std::setw(12) << name << " not running: loads it when it starts\n";
       return;
     }
-    // A2: pairs with R2 in the process: hash and verdict are its own.
+    // CTL-A2: pairs with CTL-R2 in the process: hash and verdict are its own.
     const uint64_t g = ack.routing_generation.load(std::memory_order_acquire);
     if (g < generation_) {
       all = false;
