@@ -11,11 +11,13 @@ other line is the header; extra trailing columns such as `note` are allowed):
   v2_messages.tsv              type ident name role initial_teid_zero
   v2_mandatory.tsv             message mandatory
   v2_causes.tsv                value ident name
-  v2_fteid_interface_types.tsv value name
+  v2_cause_classes.tsv         first last class
+  v2_fteid_interface_types.tsv value ident name proxy_leg
   v1_ie_types.tsv              type ident name format length
   v1_messages.tsv              type ident name role
   v1_mandatory.tsv             message mandatory
   v1_causes.tsv                value ident name
+  v1_cause_classes.tsv         first last class
 
 Outputs: v2_tables.gen.h, v1_tables.gen.h, gtp_tables.gen.cc (files are only rewritten
 when their content changes, so build systems do not rebuild needlessly).
@@ -40,6 +42,24 @@ V2_KINDS = {"fixed": "kFixed", "variable": "kVariable",
 ROLES = {"request": "kRequest", "response": "kResponse", "other": "kOther"}
 V1_FORMATS = {"tv": "kTv", "tlv": "kTlv"}
 V1_SENDERS = ("sgsn", "ggsn")
+# Cause classes (v*_cause_classes.tsv): generated enumerator and predicate.
+CAUSE_CLASSES = {"reserved": "kReserved", "request": "kRequest",
+                 "accepted": "kAccepted", "rejected": "kRejected"}
+CAUSE_PREDICATES = (("request", "isRequestCause", "that an initial or request message carries"),
+                    ("accepted", "causeAccepted", "that accepts (in a response or triggered message)"),
+                    ("rejected", "causeRejected", "that rejects (in a response or triggered message)"))
+# F-TEID interface types (v2_fteid_interface_types.tsv, column proxy_leg): the
+# generated predicate and the interface name's plane each value requires.
+PROXY_LEGS = {
+    "access-control": ("isAccessControlInterface", "GTP-C",
+                       "the GTP-C endpoint of a peer on the access leg (SGW, ePDG)"),
+    "gateway-control": ("isGatewayControlInterface", "GTP-C",
+                        "the GTP-C endpoint of a peer on the gateway leg (PGW)"),
+    "access-user": ("isAccessUserInterface", "GTP-U",
+                    "the GTP-U endpoint of the access-side peer (SGW, ePDG)"),
+    "gateway-user": ("isGatewayUserInterface", "GTP-U",
+                     "the GTP-U endpoint of the gateway-side peer (PGW)"),
+}
 
 
 class Errors:
@@ -278,19 +298,65 @@ def load_causes(path, errors):
 
 
 def load_fteid_types(path, errors):
-    rows = read_tsv(path, ["value", "name"], errors)
-    out = {}
+    """Returns {value: {"ident", "name", "leg" (a PROXY_LEGS key or None)}}."""
+    def extra(row):
+        leg = parse_enum(row, "proxy_leg", set(PROXY_LEGS) | {"-"}, errors)
+        if leg is None:
+            return None
+        if leg == "-":
+            return {"leg": None}
+        plane = PROXY_LEGS[leg][1]
+        if plane not in row["name"]:
+            errors.add(row.path, row.line, f"proxy_leg '{leg}' needs a {plane} interface,"
+                       f" but name '{row['name']}' does not say {plane}")
+            return None
+        return {"leg": leg}
+
+    # The interface type is the low 6 bits of the F-TEID's first octet (8.22).
+    return load_coded_table(path, errors, ["proxy_leg"], extra, value_col="value", hi=63)
+
+
+def load_cause_classes(path, causes, causes_file, errors):
+    """Returns [(first, last, class)] covering 0..255 in ascending order."""
+    rows = read_tsv(path, ["first", "last", "class"], errors)
+    out = []
     if rows is None:
         return out
-    values = Uniq("value")
+    expected = 0  # the first value the next range must start at
+    ok = True
     for row in rows:
-        value = parse_int(row, "value", 0, 63, errors)
-        name = parse_name(row, "name", errors)
-        if value is None or name is None:
+        first = parse_int(row, "first", 0, 255, errors)
+        last = parse_int(row, "last", 0, 255, errors)
+        cls = parse_enum(row, "class", CAUSE_CLASSES, errors)
+        if first is None or last is None or cls is None:
+            ok = False
             continue
-        if values.check(row, value, errors):
-            out[value] = name
-    return out
+        if first > last:
+            errors.add(row.path, row.line, f"first {first} is greater than last {last}")
+            ok = False
+            continue
+        if first != expected:
+            what = "overlaps the previous range" if first < expected else "leaves a gap"
+            errors.add(row.path, row.line, f"range {first}..{last} {what}: it must start at"
+                       f" {expected} (ranges cover 0..255 once each, in ascending order)")
+            ok = False
+        expected = last + 1
+        out.append((first, last, cls, row.line))
+    if ok and expected != 256:
+        errors.add(path, rows[-1].line if rows else 0,
+                   f"ranges end at {expected - 1}: they must cover 0..255")
+        ok = False
+    if not ok:
+        return []
+    for cls in ("request", "accepted", "rejected"):
+        if not any(c == cls for _, _, c, _ in out):
+            errors.add(path, 0, f"no range of class '{cls}'")
+    for code, e in sorted(causes.items()):
+        cls = next(c for first, last, c, _ in out if first <= code <= last)
+        if cls == "reserved":
+            errors.add(causes_file, e["line"], f"cause {code} ({e['ident']}) lies in a reserved"
+                       f" range of {os.path.basename(path)}")
+    return [(first, last, cls) for first, last, cls, _ in out]
 
 
 # ---------------------------------------------------------------------------
@@ -501,6 +567,65 @@ def emit_enum(lines, name, table, comment):
     lines.append("")
 
 
+def range_test(var, first, last):
+    """A C++ test of first <= var <= last for a uint8_t, without always-true halves
+    (which -Wtype-limits rejects)."""
+    parts = []
+    if first == last:
+        return f"{var} == {first}"
+    if first > 0:
+        parts.append(f"{var} >= {first}")
+    if last < 255:
+        parts.append(f"{var} <= {last}")
+    return " && ".join(parts) if parts else "true"
+
+
+def emit_cause_classes(lines, ranges, table_file, spec):
+    """causeClass() and one predicate per class, from the ranges of a v*_cause_classes.tsv."""
+    lines += [
+        f"// Cause classes ({spec}; {table_file}): what kind of message a",
+        "// cause value belongs in. Whole ranges have a class, spare values included.",
+        "enum class CauseClass : std::uint8_t { " + ", ".join(CAUSE_CLASSES.values()) + " };",
+        "inline constexpr CauseClass causeClass(std::uint8_t value) noexcept {",
+    ]
+    for first, last, cls in ranges[:-1]:
+        lines.append(f"  if (value <= {last}) return CauseClass::{CAUSE_CLASSES[cls]};"
+                     f"  // {first}..{last}")
+    first, last, cls = ranges[-1]
+    lines.append(f"  return CauseClass::{CAUSE_CLASSES[cls]};  // {first}..{last}")
+    lines += ["}", ""]
+    for cls, fn, what in CAUSE_PREDICATES:
+        spans = [(a, b) for a, b, c in ranges if c == cls]
+        text = ", ".join(f"{a}..{b}" for a, b in spans)
+        tests = [range_test("value", a, b) for a, b in spans]
+        expr = tests[0] if len(tests) == 1 else " || ".join(f"({t})" for t in tests)
+        lines += [
+            f"// True for a cause value {what}: {text}.",
+            f"inline constexpr bool {fn}(std::uint8_t value) noexcept {{ return {expr}; }}",
+        ]
+    lines.append("")
+
+
+def emit_fteid_interface_types(lines, table):
+    emit_enum(lines, "FTeidInterfaceType", table, "TS 29.274 §8.22: the 6-bit interface type of an F-TEID.")
+    lines += [
+        "// The proxy's legs (v2_fteid_interface_types.tsv, column proxy_leg): whether an",
+        "// F-TEID of `interface_type` names one of these endpoints.",
+    ]
+    for leg, (fn, _plane, what) in PROXY_LEGS.items():
+        codes = sorted(c for c, e in table.items() if e["leg"] == leg)
+        tests = [f"interface_type == static_cast<std::uint8_t>(FTeidInterfaceType::k{table[c]['ident']})"
+                 for c in codes]
+        expr = ("\n         || ".join(tests)) if tests else "false"
+        lines += [
+            f"// {what[0].upper() + what[1:]}.",
+            f"inline constexpr bool {fn}(std::uint8_t interface_type) noexcept {{",
+            f"  return {expr};",
+            "}",
+        ]
+    lines.append("")
+
+
 def header_prologue(lines, guard_comment):
     lines.append(BANNER)
     lines.append(f"// {guard_comment}")
@@ -520,6 +645,8 @@ def gen_v2_header(t):
     emit_enum(L, "IeType", t["ies"], "TS 29.274 Table 8.1-1 (and TS 29.280 Sv IEs 51..62).")
     emit_enum(L, "MessageType", t["msgs"], "TS 29.274 Table 6.1-1 (and TS 29.280 Sv messages).")
     emit_enum(L, "Cause", t["causes"], "TS 29.274 Table 8.4-1.")
+    emit_cause_classes(L, t["cause_classes"], "v2_cause_classes.tsv", "TS 29.274 Table 8.4-1")
+    emit_fteid_interface_types(L, t["fteid"])
     L += [
         "enum class IeKind : std::uint8_t { kUnknown, kFixed, kVariable, kExtendable, kGrouped };",
         "enum class MessageRole : std::uint8_t { kUnknown, kRequest, kResponse, kOther };",
@@ -586,6 +713,7 @@ def gen_v1_header(t):
     emit_enum(L, "IeType", t["ies"], "TS 29.060 Table 37 (and the GTP' IEs of TS 32.295).")
     emit_enum(L, "MessageType", t["msgs"], "TS 29.060 Table 1.")
     emit_enum(L, "Cause", t["causes"], "TS 29.060 Table 38.")
+    emit_cause_classes(L, t["cause_classes"], "v1_cause_classes.tsv", "TS 29.060 §7.7.1, Table 38")
     L += [
         "enum class IeFormat : std::uint8_t { kUnknown, kTv, kTlv };",
         "enum class MessageRole : std::uint8_t { kUnknown, kRequest, kResponse, kOther };",
@@ -680,7 +808,7 @@ def gen_cc(v2, v1):
     L.append("};")
     L.append("")
     gen_name_array(L, "kCauseNames", {c: e["name"] for c, e in v2["causes"].items()})
-    gen_name_array(L, "kFteidInterfaceTypeNames", v2["fteid"])
+    gen_name_array(L, "kFteidInterfaceTypeNames", {c: e["name"] for c, e in v2["fteid"].items()})
 
     flat_all = []
     rules = []  # (code, ident, offset, n_top, n_all)
@@ -842,12 +970,16 @@ def load_all(tables_dir, errors):
     v2["ies"] = load_v2_ie_types(p("v2_ie_types.tsv"), errors)
     v2["msgs"] = load_v2_messages(p("v2_messages.tsv"), errors)
     v2["causes"] = load_causes(p("v2_causes.tsv"), errors)
+    v2["cause_classes"] = load_cause_classes(p("v2_cause_classes.tsv"), v2["causes"],
+                                             p("v2_causes.tsv"), errors)
     v2["fteid"] = load_fteid_types(p("v2_fteid_interface_types.tsv"), errors)
     v2["mand"] = load_v2_mandatory(p("v2_mandatory.tsv"), v2["msgs"], v2["ies"], errors)
     v1 = {}
     v1["ies"] = load_v1_ie_types(p("v1_ie_types.tsv"), errors)
     v1["msgs"] = load_v1_messages(p("v1_messages.tsv"), errors)
     v1["causes"] = load_causes(p("v1_causes.tsv"), errors)
+    v1["cause_classes"] = load_cause_classes(p("v1_cause_classes.tsv"), v1["causes"],
+                                             p("v1_causes.tsv"), errors)
     v1["mand"] = load_v1_mandatory(p("v1_mandatory.tsv"), v1["msgs"], v1["ies"], errors)
     return v2, v1
 

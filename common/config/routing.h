@@ -52,12 +52,14 @@
 #include <vector>
 
 #include "common/config/errors.h"
+#include "common/gtp/constants.h"
 #include "common/gtp/values.h"
 
 namespace gtpcp::config {
 
 inline constexpr uint32_t kRoutingSchemaVersion = 1;
-inline constexpr uint16_t kDefaultGtpcPort = 2123;
+// A gateway's port when the document names none.
+inline constexpr uint16_t kDefaultGtpcPort = gtp::kGtpcPort;
 inline constexpr uint8_t kDefaultGtpVersion = 2;
 // qos_cap bounds, kbps: TS 24.008 extended-2 bit rates reach 10 Gbps.
 inline constexpr uint32_t kMaxQosCapKbps = 10'000'000;

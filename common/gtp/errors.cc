@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include "common/gtp/v1_tables.gen.h"
+#include "common/gtp/v2_tables.gen.h"
+
 namespace gtpcp::gtp {
 
 std::string_view errcName(Errc code) noexcept {
@@ -58,50 +61,50 @@ std::string describe(const Error& error) {
   return buf;
 }
 
-uint8_t v2Cause(Errc code) noexcept {
-  switch (code) {
-    case Errc::kOk: return 16;                   // Request accepted
-    case Errc::kInvalidLength:
-    case Errc::kIeTruncated: return 67;          // Invalid Length
-    case Errc::kInvalidPiggyback:
-    case Errc::kGroupingTooDeep: return 65;      // Invalid Message Format
-    case Errc::kIeTooShort:
-    case Errc::kIeInvalidValue:
-    case Errc::kMandatoryIeIncorrect: return 69; // Mandatory IE incorrect
-    case Errc::kMandatoryIeMissing: return 70;   // Mandatory IE missing
-    case Errc::kTooManyIes: return 73;           // No resources available
-    case Errc::kTruncatedHeader:
-    case Errc::kUnsupportedVersion:
-    case Errc::kUnknownMessageType:
-    case Errc::kUnknownTvIe:
-    case Errc::kInvalidExtensionHeader:
-    case Errc::kBufferTooSmall:
-    case Errc::kInvalidArgument: return 0;
-  }
-  return 0;
+namespace {
+
+template <class CauseEnum>
+constexpr uint8_t cause(CauseEnum c) noexcept {
+  return static_cast<uint8_t>(c);
 }
 
-uint8_t v1Cause(Errc code) noexcept {
+// The Cause of each version for an error, 0 where none is sent (v2Cause()).
+struct Causes {
+  uint8_t v2 = 0;
+  uint8_t v1 = 0;
+};
+
+constexpr Causes causesOf(Errc code) noexcept {
   switch (code) {
-    case Errc::kOk: return 128;                   // Request accepted
+    case Errc::kOk: return {cause(v2::Cause::kRequestAccepted), cause(v1::Cause::kRequestAccepted)};
     case Errc::kInvalidLength:
-    case Errc::kIeTruncated:
-    case Errc::kUnknownTvIe:
+    case Errc::kIeTruncated: return {cause(v2::Cause::kInvalidLength), cause(v1::Cause::kInvalidMessageFormat)};
     case Errc::kInvalidPiggyback:
     case Errc::kGroupingTooDeep:
-    case Errc::kInvalidExtensionHeader: return 193; // Invalid message format
+      return {cause(v2::Cause::kInvalidMessageFormat), cause(v1::Cause::kInvalidMessageFormat)};
     case Errc::kIeTooShort:
     case Errc::kIeInvalidValue:
-    case Errc::kMandatoryIeIncorrect: return 201;   // Mandatory IE incorrect
-    case Errc::kMandatoryIeMissing: return 202;     // Mandatory IE missing
-    case Errc::kTooManyIes: return 199;             // No resources available
+    case Errc::kMandatoryIeIncorrect:
+      return {cause(v2::Cause::kMandatoryIeIncorrect), cause(v1::Cause::kMandatoryIeIncorrect)};
+    case Errc::kMandatoryIeMissing:
+      return {cause(v2::Cause::kMandatoryIeMissing), cause(v1::Cause::kMandatoryIeMissing)};
+    case Errc::kTooManyIes:
+      return {cause(v2::Cause::kNoResourcesAvailable), cause(v1::Cause::kNoResourcesAvailable)};
+    // GTPv1 only: GTPv2 has neither TV IEs nor extension headers.
+    case Errc::kUnknownTvIe:
+    case Errc::kInvalidExtensionHeader: return {0, cause(v1::Cause::kInvalidMessageFormat)};
     case Errc::kTruncatedHeader:
     case Errc::kUnsupportedVersion:
     case Errc::kUnknownMessageType:
     case Errc::kBufferTooSmall:
-    case Errc::kInvalidArgument: return 0;
+    case Errc::kInvalidArgument: return {};
   }
-  return 0;
+  return {};
 }
+
+}  // namespace
+
+uint8_t v2Cause(Errc code) noexcept { return causesOf(code).v2; }
+uint8_t v1Cause(Errc code) noexcept { return causesOf(code).v1; }
 
 }  // namespace gtpcp::gtp

@@ -1,15 +1,21 @@
 #include "classify.h"
 
 #include "common/group/session_identity.h"
+#include "common/gtp/v1_tables.gen.h"
+#include "common/gtp/v2/message.h"
 #include "common/partition.h"
 
 namespace gtpcp::forwarder {
 
 namespace {
 
-constexpr uint8_t kEchoRequestType = 1;   // both versions
-constexpr uint8_t kEchoResponseType = 2;
-constexpr uint32_t kSequenceMask = 0x7fffff;  // GTPv2, without the command bit
+// Echo messages have the same type in both versions (TS 29.274 Table 6.1-1,
+// TS 29.060 Table 1).
+constexpr uint8_t kEchoRequestType = static_cast<uint8_t>(gtp::v2::MessageType::kEchoRequest);
+constexpr uint8_t kEchoResponseType = static_cast<uint8_t>(gtp::v2::MessageType::kEchoResponse);
+static_assert(kEchoRequestType == static_cast<uint8_t>(gtp::v1::MessageType::kEchoRequest) &&
+              kEchoResponseType == static_cast<uint8_t>(gtp::v1::MessageType::kEchoResponse));
+constexpr uint32_t kSequenceMask = gtp::v2::kCommandBit - 1;  // GTPv2, without the command bit
 
 // Echo Request and Response, the forwarder's own in either version: true
 // when `c` is one of them (its route set).

@@ -14,6 +14,8 @@
 #include <cstring>
 
 #include "common/group/meta.h"
+#include "common/gtp/v1_tables.gen.h"
+#include "common/gtp/v2_tables.gen.h"
 #include "common/time/clock.h"
 #include "common/group/paths.h"
 #include "common/group/rings.h"
@@ -68,17 +70,21 @@ tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes, 
 // context's request, TEID not 0, lands on the new-session socket too; the
 // dispatcher sends it to its session's priority ring.)
 bool steerCreations(int fd) {
+  constexpr uint32_t kCreateSessionRequest =
+      static_cast<uint8_t>(gtp::v2::MessageType::kCreateSessionRequest);
+  constexpr uint32_t kCreatePdpContextRequest =
+      static_cast<uint8_t>(gtp::v1::MessageType::kCreatePdpContextRequest);
   sock_filter code[] = {
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),               // 0: A = flags octet
-      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xe0),           // 1: version bits
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, 2),     // 2: GTPv2? else 5
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 1),               // 3: A = message type
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 32, 3, 4),       // 4: Create Session Request? 8 : 9
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20, 0, 3),     // 5: GTPv1? else 9
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 1),               // 6: A = message type
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 16, 0, 1),       // 7: Create PDP Context Request? 8 : 9
-      BPF_STMT(BPF_RET | BPF_K, 1),                        // 8: new-session socket
-      BPF_STMT(BPF_RET | BPF_K, 0),                        // 9: session socket
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),                                // 0: A = flags octet
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xe0),                            // 1: version bits
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, 2),                      // 2: GTPv2? else 5
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 1),                                // 3: A = message type
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kCreateSessionRequest, 3, 4),     // 4: 8 : 9
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20, 0, 3),                      // 5: GTPv1? else 9
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 1),                                // 6: A = message type
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kCreatePdpContextRequest, 0, 1),  // 7: 8 : 9
+      BPF_STMT(BPF_RET | BPF_K, 1),                                         // 8: new-session socket
+      BPF_STMT(BPF_RET | BPF_K, 0),                                         // 9: session socket
   };
   sock_fprog program{static_cast<unsigned short>(std::size(code)), code};
   return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &program, sizeof program) == 0;

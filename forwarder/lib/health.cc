@@ -16,7 +16,7 @@
 namespace gtpcp::forwarder {
 
 namespace {
-constexpr uint32_t kSequenceMask = 0x7fffff;  // 23 bits: not a command's number
+constexpr uint32_t kSequenceMask = gtp::v2::kCommandBit - 1;  // 23 bits: not a command's number
 constexpr uint32_t kSequenceMaskV1 = 0xffff;  // GTPv1 sequence numbers have 16 bits
 }
 

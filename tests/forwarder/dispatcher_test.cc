@@ -226,7 +226,7 @@ TEST_F(DispatcherTest, AResponseWithoutTeidGoesToTheWorkerItsSequenceNumberNames
   // A rejection with TEID 0 to the proxy's request number 3 * 7 + 2: worker 2.
   dispatch(message(v2::MessageType::kCreateSessionResponse, 0, 3 * 7 + 2));
   // The command bit does not change the worker.
-  dispatch(message(v2::MessageType::kDeleteBearerFailureIndication, 0, 0x800000 | (3 * 9 + 2)));
+  dispatch(message(v2::MessageType::kDeleteBearerFailureIndication, 0, v2::kCommandBit | (3 * 9 + 2)));
   dispatcher_->flush();
   EXPECT_EQ(take(2, false).size(), 2u);
 }

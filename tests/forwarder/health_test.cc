@@ -361,7 +361,7 @@ TEST_F(GatewayHealthTest, EchoRequestsAreWellFormed) {
     ASSERT_TRUE(recovery) << i;
     EXPECT_EQ(recovery->value, i < 3 ? kGroupRecovery : 200) << i;
     // Not a Command's sequence number (its top bit set), and each its own.
-    EXPECT_LT(m.header().sequence_number, 0x800000u) << i;
+    EXPECT_LT(m.header().sequence_number, v2::kCommandBit) << i;
     for (uint32_t earlier : sequences) EXPECT_NE(m.header().sequence_number, earlier) << i;
     sequences.push_back(m.header().sequence_number);
   }

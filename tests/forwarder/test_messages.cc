@@ -57,7 +57,7 @@ std::vector<uint8_t> createSessionRequest(const std::string& imsi, uint32_t sgw_
   b.begin(MessageType::kCreateSessionRequest, 0, seq);
   b.add(digitsIe<Imsi>(imsi));
   FTeid f;
-  f.interface_type = 6;
+  f.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8SgwGtpC);
   f.teid = sgw_teid;
   f.ipv4 = gtp::Ipv4{{127, 0, 0, 11}};
   b.add(f);

@@ -139,7 +139,7 @@ std::vector<uint8_t> handBuiltCsr(uint32_t sender_addr, uint32_t sgw_u_addr, uin
   b.add(imsi);
   b.add(RatType{6});
   FTeid sender;
-  sender.interface_type = 6;
+  sender.interface_type = kIfS5S8SgwGtpC;
   sender.teid = 0x00c0ffee;
   sender.ipv4 = toIpv4(sender_addr);
   b.add(sender, 0);
@@ -154,7 +154,7 @@ std::vector<uint8_t> handBuiltCsr(uint32_t sender_addr, uint32_t sgw_u_addr, uin
   qos.pl = 15;
   b.add(qos);
   FTeid u;
-  u.interface_type = 4;
+  u.interface_type = kIfS5S8SgwGtpU;
   u.teid = userPlaneTeid(PlaneSide::kSgw, 1010000000003, sgw_u_addr);
   u.ipv4 = toIpv4(sgw_u_addr);
   b.add(u, 2);
@@ -180,10 +180,10 @@ TEST_F(PeerIntegration, PgwOnlyAnswersAHandBuiltCreateSessionRequest) {
   EXPECT_EQ(m.header().sequence_number, 0x123u);
   auto cause = gtp::v2::readFirst<gtp::v2::CauseIe>(m);
   ASSERT_TRUE(cause);
-  EXPECT_EQ(cause->value, 16);
+  EXPECT_EQ(cause->value, kCauseAccepted);
   auto f = gtp::v2::readFirst<gtp::v2::FTeid>(m, 1);
   ASSERT_TRUE(f && f->ipv4);
-  EXPECT_EQ(f->interface_type, 7);
+  EXPECT_EQ(f->interface_type, kIfS5S8PgwGtpC);
   EXPECT_EQ(fromIpv4(*f->ipv4), addr(21));
   EXPECT_NE(f->teid, 0u);
   const auto* bc = m.find(gtp::v2::IeType::kBearerContext);
@@ -192,7 +192,7 @@ TEST_F(PeerIntegration, PgwOnlyAnswersAHandBuiltCreateSessionRequest) {
   ASSERT_NE(u, nullptr);
   auto uf = gtp::v2::read<gtp::v2::FTeid>(m, *u);
   ASSERT_TRUE(uf && uf->ipv4);
-  EXPECT_EQ(uf->interface_type, 5);
+  EXPECT_EQ(uf->interface_type, kIfS5S8PgwGtpU);
   EXPECT_EQ(fromIpv4(*uf->ipv4), addr(21));
 
   // The same request again (a retransmission) gets the same answer.

@@ -23,13 +23,16 @@
 
 #include <tl/expected.hpp>
 
+#include "common/gtp/constants.h"
+
 // libpcap's handle, declared as <pcap/pcap.h> does so that users of this
 // header do not get libpcap's macros.
 typedef struct pcap pcap_t;
 
 namespace gtpcp::gtpc_decode {
 
-inline constexpr uint16_t kGtpcPort = 2123;
+// The port whose datagrams are read as GTP-C unless told otherwise.
+using gtp::kGtpcPort;
 
 // Link types as pcap_datalink() reports them. Raw IP has three numbers: 12 is
 // DLT_RAW almost everywhere, 14 is DLT_RAW on OpenBSD, 101 is LINKTYPE_RAW in

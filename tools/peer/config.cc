@@ -416,7 +416,7 @@ std::vector<std::string> makeRunConfig(const PeerOptions& o, RunConfig& out) {
   const auto capped = static_cast<uint32_t>(std::min<uint64_t>(capacity, PgwEngine::kMaxCapacity));
   // Drops are reproducible from run to run unless --seed says otherwise.
   const uint64_t drop_seed = o.seed != 0 ? o.seed : 0x5eedull;
-  const auto access_sequence = static_cast<uint32_t>(out.seed >> 20) & 0x7fffff;
+  const auto access_sequence = static_cast<uint32_t>(out.seed >> 20) & (kCommandBit - 1);
   const auto gateway_sequence = static_cast<uint32_t>(out.seed >> 40) & (kCommandBit - 1);
   auto accessCommon = [&](AccessConfig& a) {
     a.relay = o.relay;

@@ -372,7 +372,7 @@ void GgsnEngine::onResponse(uint32_t node, int64_t now) noexcept {
   MismatchSet ms;
   // The GGSN's own TEID-C of the session the request named.
   if (h.teid != teidOf(o.slot, o.gen)) ms.add(Mismatch::kGgsnHeaderTeid);
-  const bool accepted = v.cause && v1CauseAccepted(*v.cause);
+  const bool accepted = v.cause && gtp::v1::causeAccepted(*v.cause);
   if (!accepted) ms.add(Mismatch::kGgsnNetworkResponse);
   if (accepted && update &&
       (!qosIs(v, V1Qos::kNetwork) ||

@@ -251,7 +251,7 @@ Result<std::size_t> buildCreateBearerResponse(const CreateBearerResponseArgs& a,
                                               std::span<uint8_t> out) noexcept {
   Builder b(out);
   beginResponse(b, MessageType::kCreateBearerResponse, a.header_teid, a.sequence, a.cause);
-  if (causeAccepted(a.cause)) {
+  if (gtp::v2::causeAccepted(a.cause)) {
     b.beginGrouped(IeType::kBearerContext, 0);
     b.add(Ebi{a.ebi});
     b.add(cause(kCauseAccepted));
@@ -295,7 +295,7 @@ Result<std::size_t> buildCreateSessionResponse(const CreateSessionResponseArgs& 
                                                std::span<uint8_t> out) noexcept {
   Builder b(out);
   beginResponse(b, MessageType::kCreateSessionResponse, a.header_teid, a.sequence, a.cause);
-  if (causeAccepted(a.cause)) {
+  if (gtp::v2::causeAccepted(a.cause)) {
     b.add(makeFTeid(kIfS5S8PgwGtpC, a.pgw_teid, a.pgw_addr), 1);
     Paa paa;
     paa.pdn_type = 1;
@@ -319,7 +319,7 @@ Result<std::size_t> buildBearerResponse(MessageType type, uint32_t sequence, uin
                                         std::span<uint8_t> out) noexcept {
   Builder b(out);
   beginResponse(b, type, header_teid, sequence, cause_value);
-  if (causeAccepted(cause_value)) {
+  if (gtp::v2::causeAccepted(cause_value)) {
     b.beginGrouped(IeType::kBearerContext, 0);
     b.add(Ebi{ebi});
     b.add(cause(kCauseAccepted));
@@ -340,7 +340,7 @@ Result<std::size_t> buildDeleteBearerResponse(uint32_t sequence, uint32_t header
                                               std::span<uint8_t> out) noexcept {
   Builder b(out);
   beginResponse(b, MessageType::kDeleteBearerResponse, header_teid, sequence, cause_value);
-  if (causeAccepted(cause_value) && lbi != 0) b.add(Ebi{lbi}, 0);
+  if (gtp::v2::causeAccepted(cause_value) && lbi != 0) b.add(Ebi{lbi}, 0);
   return finish(b);
 }
 
@@ -553,8 +553,8 @@ MismatchSet checkUpdateBearerRequest(const BearerRequestView& v, uint8_t ebi) no
 namespace {
 
 bool bearerAccepted(const BearerResponseView& v, uint8_t ebi) noexcept {
-  return v.cause && causeAccepted(*v.cause) && v.bearer.present && v.bearer.ebi == ebi &&
-         v.bearer.cause && causeAccepted(*v.bearer.cause);
+  return v.cause && gtp::v2::causeAccepted(*v.cause) && v.bearer.present && v.bearer.ebi == ebi &&
+         v.bearer.cause && gtp::v2::causeAccepted(*v.bearer.cause);
 }
 
 }  // namespace
@@ -583,7 +583,7 @@ MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckCont
     s.add(Mismatch::kSgwUnexpectedCause);
     return s;
   }
-  if (!causeAccepted(*v.cause)) {
+  if (!gtp::v2::causeAccepted(*v.cause)) {
     if (c.expected_rejections == nullptr || !c.expected_rejections->test(*v.cause))
       s.add(Mismatch::kSgwUnexpectedCause);
     return s;
@@ -595,7 +595,7 @@ MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckCont
     s.add(Mismatch::kSgwPgwFteidNotProxy);
   }
   if (!v.has_bearer || !v.ebi || *v.ebi != c.ebi || !v.bearer_cause ||
-      !causeAccepted(*v.bearer_cause))
+      !gtp::v2::causeAccepted(*v.bearer_cause))
     s.add(Mismatch::kSgwBearerContext);
   if (!userPlaneIntact(v.pgw_u, kIfS5S8PgwGtpU, PlaneSide::kPgw, c.imsi, c.relay,
                        c.proxy_access, c.failover_access)) {
@@ -619,9 +619,9 @@ MismatchSet checkCreateSessionResponse(const ResponseView& v, const SgwCheckCont
 
 MismatchSet checkSimpleResponse(const ResponseView& v, const SgwCheckContext& c) noexcept {
   MismatchSet s;
-  if (!v.cause || !causeAccepted(*v.cause)) s.add(Mismatch::kSgwUnexpectedCause);
+  if (!v.cause || !gtp::v2::causeAccepted(*v.cause)) s.add(Mismatch::kSgwUnexpectedCause);
   if (v.has_bearer &&
-      (!v.ebi || *v.ebi != c.ebi || (v.bearer_cause && !causeAccepted(*v.bearer_cause))))
+      (!v.ebi || *v.ebi != c.ebi || (v.bearer_cause && !gtp::v2::causeAccepted(*v.bearer_cause))))
     s.add(Mismatch::kSgwBearerContext);
   return s;
 }

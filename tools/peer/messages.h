@@ -28,30 +28,30 @@
 
 namespace gtpcp::peer {
 
-// F-TEID interface types (TS 29.274 Table 8.22-1).
-inline constexpr uint8_t kIfS5S8SgwGtpU = 4;
-inline constexpr uint8_t kIfS5S8PgwGtpU = 5;
-inline constexpr uint8_t kIfS5S8SgwGtpC = 6;
-inline constexpr uint8_t kIfS5S8PgwGtpC = 7;
+// The F-TEID interface types the emulator sends and expects (TS 29.274
+// Table 8.22-1), as the octet values F-TEIDs hold.
+inline constexpr uint8_t kIfS5S8SgwGtpU = static_cast<uint8_t>(gtp::v2::FTeidInterfaceType::kS5S8SgwGtpU);
+inline constexpr uint8_t kIfS5S8PgwGtpU = static_cast<uint8_t>(gtp::v2::FTeidInterfaceType::kS5S8PgwGtpU);
+inline constexpr uint8_t kIfS5S8SgwGtpC = static_cast<uint8_t>(gtp::v2::FTeidInterfaceType::kS5S8SgwGtpC);
+inline constexpr uint8_t kIfS5S8PgwGtpC = static_cast<uint8_t>(gtp::v2::FTeidInterfaceType::kS5S8PgwGtpC);
 inline constexpr uint8_t kRatEutran = 6;
 inline constexpr uint8_t kDefaultEbi = 5;
 // The one dedicated bearer a session gets with --dedicated-bearer: the SGW
 // side assigns it (the PGW's Create Bearer Request offers EBI 0).
 inline constexpr uint8_t kDedicatedEbi = 6;
-inline constexpr uint8_t kCauseAccepted = 16;
-inline constexpr uint8_t kCauseContextNotFound = 64;
-inline constexpr uint8_t kCauseSystemFailure = 72;
-inline constexpr uint8_t kCauseNoResources = 73;
+// The causes the emulator sends (TS 29.274 Table 8.4-1).
+inline constexpr uint8_t kCauseAccepted = static_cast<uint8_t>(gtp::v2::Cause::kRequestAccepted);
+inline constexpr uint8_t kCauseContextNotFound = static_cast<uint8_t>(gtp::v2::Cause::kContextNotFound);
+inline constexpr uint8_t kCauseSystemFailure = static_cast<uint8_t>(gtp::v2::Cause::kSystemFailure);
+inline constexpr uint8_t kCauseNoResources = static_cast<uint8_t>(gtp::v2::Cause::kNoResourcesAvailable);
 // The sequence number bit of command-triggered procedures (TS 29.274 §7.6).
-inline constexpr uint32_t kCommandBit = 0x800000;
+using gtp::v2::kCommandBit;
 // A request repeated from the same source address and port with the same
 // sequence number within this long is a retransmission (TS 29.274 §7.6): it
 // gets the first answer again, on both sides.
 inline constexpr int64_t kDuplicateWindowNs = 60'000'000'000;
 // Octets enough for any message this file builds.
 inline constexpr std::size_t kMaxBuiltMessage = 512;
-
-inline bool causeAccepted(uint8_t cause) noexcept { return cause >= 16 && cause < 64; }
 
 // A set of Mismatch kinds.
 class MismatchSet {

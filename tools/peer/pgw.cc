@@ -322,7 +322,7 @@ void PgwEngine::onResponse(uint32_t node, int64_t now) noexcept {
   // The PGW's own TEID of the session the request named.
   if (!h.teidPresent() || h.teid != teidOf(o.slot, o.gen)) ms.add(Mismatch::kPgwHeaderTeid);
   count(ms, node, o.procedure);
-  if (!view->cause || !causeAccepted(*view->cause)) return;
+  if (!view->cause || !gtp::v2::causeAccepted(*view->cause)) return;
   ++stats_[node].procedures[static_cast<std::size_t>(o.procedure)].completed;
   // The dedicated bearer's next step, while its session lives.
   const Session& s = sessions_[o.slot];

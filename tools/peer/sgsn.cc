@@ -176,7 +176,7 @@ void SgsnEngine::onResponse(uint32_t node, V1Txn type_txn, int64_t now) noexcept
       break;
     default: ms = checkDeleteResponse(v, ctx); break;
   }
-  const bool ok = v.cause && v1CauseAccepted(*v.cause);
+  const bool ok = v.cause && gtp::v1::causeAccepted(*v.cause);
   if (txn == V1Txn::kCreatePdp && ok && (!v.teid_c || *v.teid_c == 0))
     ms.add(Mismatch::kSgsnControlInvalid);
   // The header TEID is the SGSN's own; 0 only on a rejected creation.
@@ -207,7 +207,7 @@ void SgsnEngine::onResponse(uint32_t node, V1Txn type_txn, int64_t now) noexcept
 void SgsnEngine::accepted(uint32_t index, const PdpView& v) noexcept {
   Sub& s = subs_[index];
   const uint8_t nsapi = nsapiOf(s);
-  const bool ok = v.cause && v1CauseAccepted(*v.cause);
+  const bool ok = v.cause && gtp::v1::causeAccepted(*v.cause);
   switch (s.txn) {
     case V1Txn::kCreatePdp:
       if (!learnGgsnAddress(nodes_[nodeOf(index)], v, s.peer_addr)) {

@@ -468,7 +468,7 @@ void SgwEngine::onMessage(uint32_t node, const Endpoint& from, int64_t now) noex
   const SgwCheckContext ctx = checkContext(n, index);
   MismatchSet ms = txn == Txn::kCreate ? checkCreateSessionResponse(*view, ctx)
                                        : checkSimpleResponse(*view, ctx);
-  const bool accepted = view->cause && causeAccepted(*view->cause);
+  const bool accepted = view->cause && gtp::v2::causeAccepted(*view->cause);
   // The header TEID is the SGW's own; 0 only on a rejected creation.
   const bool teid_ok = h.teidPresent() &&
                        (h.teid == sgwTeid(index) || (txn == Txn::kCreate && !accepted && h.teid == 0));

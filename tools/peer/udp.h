@@ -24,9 +24,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/gtp/constants.h"
+
 namespace gtpcp::peer {
 
-inline constexpr uint16_t kGtpcPort = 2123;
+using gtp::kGtpcPort;
 
 // An IPv4 or IPv6 address. IPv4 is held IPv4-mapped (::ffff:A.B.C.D, RFC
 // 4291 §2.5.5.2): one form for both families, so that comparing and hashing

@@ -191,7 +191,7 @@ Result<std::size_t> buildSgsnUpdateResponse(uint32_t sequence, uint32_t header_t
                                             uint8_t cause, uint32_t teid_u, V1Qos qos,
                                             std::span<uint8_t> out) noexcept {
   const auto type = MessageType::kUpdatePdpContextResponse;
-  if (!v1CauseAccepted(cause)) return message(out, type, header_teid, sequence, CauseIe{cause});
+  if (!gtp::v1::causeAccepted(cause)) return message(out, type, header_teid, sequence, CauseIe{cause});
   return message(out, type, header_teid, sequence, CauseIe{cause}, TeidDataI{teid_u},
                  qosProfile(v1QosValue(qos)));
 }
@@ -209,7 +209,7 @@ Result<std::size_t> buildPdpContextResponse(const PdpResponseArgs& a,
   Builder b(out);
   b.begin(a.type, a.header_teid, static_cast<uint16_t>(a.sequence));
   b.add(CauseIe{a.cause});
-  const bool accepted = v1CauseAccepted(a.cause);
+  const bool accepted = gtp::v1::causeAccepted(a.cause);
   if (accepted && creation) b.add(ReorderingRequired{false});
   if (a.recovery) b.add(Recovery{*a.recovery});
   if (accepted) {
@@ -320,8 +320,8 @@ namespace {
 
 // The Cause of an answer: accepted, or a rejection the run expects.
 void checkCause(const PdpView& v, const SgsnCheckContext& c, MismatchSet& s) noexcept {
-  if (!v.cause || (!v1CauseAccepted(*v.cause) &&
-                   !(v1CauseRejection(*v.cause) && c.expected_rejections != nullptr &&
+  if (!v.cause || (!gtp::v1::causeAccepted(*v.cause) &&
+                   !(gtp::v1::causeRejected(*v.cause) && c.expected_rejections != nullptr &&
                      c.expected_rejections->test(*v.cause))))
     s.add(Mismatch::kSgsnUnexpectedCause);
   if (!v.ordered) s.add(Mismatch::kSgsnIeOrder);
@@ -333,7 +333,7 @@ MismatchSet checkPdpResponse(const PdpView& v, const SgsnCheckContext& c, V1Qos 
                              bool eua) noexcept {
   MismatchSet s;
   checkCause(v, c, s);
-  if (!v.cause || !v1CauseAccepted(*v.cause)) return s;
+  if (!v.cause || !gtp::v1::causeAccepted(*v.cause)) return s;
   const int family = c.sgsn_addr.family();
   if (const std::optional<IpAddress>& g = v.gsn[0]; !g) {
     if (control) s.add(Mismatch::kSgsnControlInvalid);

@@ -26,17 +26,17 @@
 
 namespace gtpcp::peer {
 
-// The causes the emulator sends (TS 29.060 Table 38: 128..191 accept, 192..
-// reject), as the octets of a Cause IE.
+// The causes the emulator sends (TS 29.060 Table 38), as the octets of a
+// Cause IE.
 enum V1Cause : uint8_t {
-  kV1CauseAccepted = 128,
-  kV1CauseNonExistent = 192,
-  kV1CauseImsiNotKnown = 194,
-  kV1CauseMsRefuses = 197,     // an Initiate PDP Context Activation refused
-  kV1CauseNoResources = 199,   // the session table is full
+  kV1CauseAccepted = static_cast<uint8_t>(gtp::v1::Cause::kRequestAccepted),
+  kV1CauseNonExistent = static_cast<uint8_t>(gtp::v1::Cause::kNonExistent),
+  kV1CauseImsiNotKnown = static_cast<uint8_t>(gtp::v1::Cause::kImsiImeiNotKnown),
+  // An Initiate PDP Context Activation refused.
+  kV1CauseMsRefuses = static_cast<uint8_t>(gtp::v1::Cause::kMsRefusesReject),
+  // The session table is full.
+  kV1CauseNoResources = static_cast<uint8_t>(gtp::v1::Cause::kNoResourcesAvailable),
 };
-inline bool v1CauseAccepted(uint8_t cause) noexcept { return cause >= 128 && cause < 192; }
-inline bool v1CauseRejection(uint8_t cause) noexcept { return cause >= 192; }
 
 // The primary PDP context's NSAPI; secondary ones take 6, 7, ... 15. RAT
 // Type 1: UTRAN.

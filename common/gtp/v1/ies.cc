@@ -6,45 +6,6 @@
 
 namespace gtpcp::gtp::v1 {
 
-template <IeType T>
-Result<Uint16<T>> Uint16<T>::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 2) return fail(Errc::kIeTooShort, static_cast<uint8_t>(T));
-  return Uint16{load16(v.data())};
-}
-template <IeType T>
-void Uint16<T>::encode(uint8_t* out) const noexcept {
-  store16(out, value);
-}
-
-template <IeType T>
-Result<Uint32<T>> Uint32<T>::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 4) return fail(Errc::kIeTooShort, static_cast<uint8_t>(T));
-  return Uint32{load32(v.data())};
-}
-template <IeType T>
-void Uint32<T>::encode(uint8_t* out) const noexcept {
-  store32(out, value);
-}
-
-template struct Uint16<IeType::kChargingCharacteristics>;
-template struct Uint16<IeType::kTraceReference>;
-template struct Uint16<IeType::kTraceType>;
-template struct Uint32<IeType::kTlli>;
-template struct Uint32<IeType::kPTmsi>;
-template struct Uint32<IeType::kTeidDataI>;
-template struct Uint32<IeType::kTeidControlPlane>;
-template struct Uint32<IeType::kChargingId>;
-
-Result<SelectionMode> SelectionMode::decode(std::span<const uint8_t> v) noexcept {
-  if (v.empty()) return fail(Errc::kIeTooShort);
-  return SelectionMode{static_cast<uint8_t>(v[0] & 0x03)};
-}
-
-Result<Nsapi> Nsapi::decode(std::span<const uint8_t> v) noexcept {
-  if (v.empty()) return fail(Errc::kIeTooShort);
-  return Nsapi{static_cast<uint8_t>(v[0] & 0x0f)};
-}
-
 Result<TeidDataII> TeidDataII::decode(std::span<const uint8_t> v) noexcept {
   if (v.size() < 5) return fail(Errc::kIeTooShort);
   return TeidDataII{static_cast<uint8_t>(v[0] & 0x0f), load32(&v[1])};
@@ -53,32 +14,6 @@ void TeidDataII::encode(uint8_t* out) const noexcept {
   out[0] = nsapi & 0x0f;
   store32(out + 1, teid);
 }
-
-namespace {
-void encodePadded(const Digits& d, uint8_t* out, std::size_t octets) {
-  std::memset(out, 0xff, octets);
-  (void)encodeTbcd(d.view(), {out, octets});
-}
-Result<Digits> tbcd(std::span<const uint8_t> v) {
-  if (v.empty()) return fail(Errc::kIeTooShort);
-  return decodeTbcd(v, TbcdMode::kStrict);
-}
-}  // namespace
-
-Result<Imsi> Imsi::decode(std::span<const uint8_t> v) noexcept {
-  auto d = tbcd(v);
-  if (!d) return tl::unexpected(d.error());
-  if (d->size == 0) return fail(Errc::kIeInvalidValue);
-  return Imsi{*d};
-}
-void Imsi::encode(uint8_t* out) const noexcept { encodePadded(digits, out, 8); }
-
-Result<ImeiSv> ImeiSv::decode(std::span<const uint8_t> v) noexcept {
-  auto d = tbcd(v);
-  if (!d) return tl::unexpected(d.error());
-  return ImeiSv{*d};
-}
-void ImeiSv::encode(uint8_t* out) const noexcept { encodePadded(digits, out, 8); }
 
 Result<Msisdn> Msisdn::decode(std::span<const uint8_t> v) noexcept {
   if (v.size() < 2) return fail(Errc::kIeTooShort);
@@ -158,38 +93,6 @@ void EndUserAddress::encode(uint8_t* out) const noexcept {
   if (ipv6) std::memcpy(p, ipv6->octets.data(), 16);
 }
 
-Result<Apn> Apn::decode(std::span<const uint8_t> v) noexcept {
-  auto t = decodeApn(v);
-  if (!t) return tl::unexpected(t.error());
-  return Apn{*t};
-}
-void Apn::encode(uint8_t* out) const noexcept { (void)encodeApn(text.view(), {out, encodedSize()}); }
-
-template <IeType T>
-Result<Address<T>> Address<T>::decode(std::span<const uint8_t> v) noexcept {
-  Address a;
-  if (v.size() == 4) {
-    Ipv4 x;
-    std::memcpy(x.octets.data(), v.data(), 4);
-    a.ipv4 = x;
-  } else if (v.size() == 16) {
-    Ipv6 x;
-    std::memcpy(x.octets.data(), v.data(), 16);
-    a.ipv6 = x;
-  } else {
-    return fail(v.size() < 4 ? Errc::kIeTooShort : Errc::kIeInvalidValue);
-  }
-  return a;
-}
-template <IeType T>
-void Address<T>::encode(uint8_t* out) const noexcept {
-  if (ipv4) std::memcpy(out, ipv4->octets.data(), 4);
-  else if (ipv6) std::memcpy(out, ipv6->octets.data(), 16);
-  else std::memset(out, 0, 16);
-}
-template struct Address<IeType::kGsnAddress>;
-template struct Address<IeType::kChargingGatewayAddress>;
-
 Result<QosProfile> QosProfile::decode(std::span<const uint8_t> v) noexcept {
   // ARP plus at least the 3 octets of the R97/98 QoS profile.
   if (v.size() < 4) return fail(Errc::kIeTooShort);
@@ -211,31 +114,6 @@ void Uli::encode(uint8_t* out) const noexcept {
   encodePlmn(plmn, out + 1);
   store16(out + 4, lac);
   store16(out + 6, ci_sac_rac);
-}
-
-Result<MsTimeZone> MsTimeZone::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 2) return fail(Errc::kIeTooShort);
-  return MsTimeZone{v[0], static_cast<uint8_t>(v[1] & 0x03)};
-}
-void MsTimeZone::encode(uint8_t* out) const noexcept {
-  out[0] = time_zone;
-  out[1] = daylight_saving_time & 0x03;
-}
-
-template <IeType T>
-void Opaque<T>::encode(uint8_t* out) const noexcept {
-  if (!octets.empty()) std::memcpy(out, octets.data(), octets.size());
-}
-template struct Opaque<IeType::kPco>;
-template struct Opaque<IeType::kTft>;
-
-Result<PrivateExtension> PrivateExtension::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 2) return fail(Errc::kIeTooShort);
-  return PrivateExtension{load16(v.data()), v.subspan(2)};
-}
-void PrivateExtension::encode(uint8_t* out) const noexcept {
-  store16(out, extension_identifier);
-  if (!value.empty()) std::memcpy(out + 2, value.data(), value.size());
 }
 
 }  // namespace gtpcp::gtp::v1

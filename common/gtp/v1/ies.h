@@ -1,8 +1,10 @@
 // Typed views of GTPv1-C IE values (TS 29.060 §7.7).
 //
-// Same contract as v2/ies.h: `kType`, `static Result<T> decode(value)`,
+// The contract is views.h's: `kType`, `static Result<T> decode(value)`,
 // `encodedSize()`, `encode(out)`. TV types must encode exactly their table
-// length; decode() of a TV type is given exactly that many octets.
+// length; decode() of a TV type is given exactly that many octets. The IEs
+// that GTPv2-C encodes alike are views.h's templates, named here; the ones
+// below them are GTPv1's own.
 #pragma once
 
 #include <array>
@@ -14,38 +16,9 @@
 #include "common/gtp/errors.h"
 #include "common/gtp/v1/message.h"
 #include "common/gtp/values.h"
+#include "common/gtp/views.h"
 
 namespace gtpcp::gtp::v1 {
-
-template <IeType T>
-struct Octet {
-  static constexpr IeType kType = T;
-  uint8_t value = 0;
-  static Result<Octet> decode(std::span<const uint8_t> v) noexcept {
-    if (v.empty()) return fail(Errc::kIeTooShort, static_cast<uint8_t>(T));
-    return Octet{v[0]};
-  }
-  std::size_t encodedSize() const noexcept { return 1; }
-  void encode(uint8_t* out) const noexcept { out[0] = value; }
-};
-
-template <IeType T>
-struct Uint16 {
-  static constexpr IeType kType = T;
-  uint16_t value = 0;
-  static Result<Uint16> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 2; }
-  void encode(uint8_t* out) const noexcept;
-};
-
-template <IeType T>
-struct Uint32 {
-  static constexpr IeType kType = T;
-  uint32_t value = 0;
-  static Result<Uint32> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 4; }
-  void encode(uint8_t* out) const noexcept;
-};
 
 // 7.7.1 Cause.
 using Cause1 = Octet<IeType::kCause>;
@@ -89,23 +62,11 @@ struct Flag {
 using ReorderingRequired = Flag<IeType::kReorderingRequired>;
 using TeardownInd = Flag<IeType::kTeardownInd>;
 
-// 7.7.12 Selection Mode: low 2 bits, spare bits 1s.
-struct SelectionMode {
-  static constexpr IeType kType = IeType::kSelectionMode;
-  uint8_t value = 0;
-  static Result<SelectionMode> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 1; }
-  void encode(uint8_t* out) const noexcept { out[0] = static_cast<uint8_t>(0xfc | (value & 0x03)); }
-};
+// 7.7.12 Selection Mode: low 2 bits, spare bits 1s (GTPv2's are 0s).
+using SelectionMode = LowBits<IeType::kSelectionMode, 0x03, 0xfc>;
 
 // 7.7.17 NSAPI: low 4 bits.
-struct Nsapi {
-  static constexpr IeType kType = IeType::kNsapi;
-  uint8_t value = 0;
-  static Result<Nsapi> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 1; }
-  void encode(uint8_t* out) const noexcept { out[0] = value & 0x0f; }
-};
+using Nsapi = LowBits<IeType::kNsapi, 0x0f>;
 
 // 7.7.15 TEID Data II: NSAPI and TEID.
 struct TeidDataII {
@@ -117,26 +78,17 @@ struct TeidDataII {
   void encode(uint8_t* out) const noexcept;
 };
 
-// 7.7.2 IMSI: TBCD, 8 octets.
-struct Imsi {
-  static constexpr IeType kType = IeType::kImsi;
-  Digits digits;
-  static Result<Imsi> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 8; }
-  void encode(uint8_t* out) const noexcept;  // padded with 0xF
-};
+// 7.7.2 IMSI: TV, TBCD in 8 octets padded with 0xF, at least one digit.
+// (GTPv2's is a TLV as long as its digits: v2::Imsi.)
+using Imsi = PaddedTbcdDigits<IeType::kImsi, 8, 1>;
 
-// 7.7.53 IMEI(SV): TBCD, 8 octets.
-struct ImeiSv {
-  static constexpr IeType kType = IeType::kImeiSv;
-  Digits digits;
-  static Result<ImeiSv> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 8; }
-  void encode(uint8_t* out) const noexcept;
-};
+// 7.7.53 IMEI(SV): TBCD in 8 octets, padded with 0xF.
+using ImeiSv = PaddedTbcdDigits<IeType::kImeiSv, 8>;
 
 // 7.7.33 MSISDN: an AddressString (TS 29.002): nature of address and
 // numbering plan octet (0x91: international, E.164), then TBCD digits.
+// Not views.h's TbcdDigits, which GTPv2's MSISDN (8.11) is: that one has no
+// such octet, its value is the digits alone.
 struct Msisdn {
   static constexpr IeType kType = IeType::kMsisdn;
   uint8_t address_type = 0x91;
@@ -170,24 +122,9 @@ struct EndUserAddress {
 };
 
 // 7.7.30 Access Point Name.
-struct Apn {
-  static constexpr IeType kType = IeType::kApn;
-  ApnText text;
-  static Result<Apn> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return text.size == 0 ? 0 : text.size + 1u; }
-  void encode(uint8_t* out) const noexcept;
-};
+using Apn = ApnLabels<IeType::kApn>;
 
 // 7.7.32 GSN Address and 7.7.44 Charging Gateway Address: IPv4 or IPv6.
-template <IeType T>
-struct Address {
-  static constexpr IeType kType = T;
-  std::optional<Ipv4> ipv4;
-  std::optional<Ipv6> ipv6;
-  static Result<Address> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return ipv4 ? 4 : 16; }
-  void encode(uint8_t* out) const noexcept;
-};
 using GsnAddress = Address<IeType::kGsnAddress>;
 using ChargingGatewayAddress = Address<IeType::kChargingGatewayAddress>;
 
@@ -203,7 +140,8 @@ struct QosProfile {
 };
 
 // 7.7.51 User Location Information: geographic location type (0 CGI, 1 SAI,
-// 2 RAI) and the location: PLMN, LAC and CI / SAC / RAC.
+// 2 RAI) and the location: PLMN, LAC and CI / SAC / RAC. (GTPv2's ULI, 8.21,
+// is a flags octet and any set of parts: v2::Uli.)
 struct Uli {
   static constexpr IeType kType = IeType::kUli;
   uint8_t geographic_location_type = 0;
@@ -216,51 +154,30 @@ struct Uli {
 };
 
 // 7.7.52 MS Time Zone.
-struct MsTimeZone {
-  static constexpr IeType kType = IeType::kMsTimeZone;
-  uint8_t time_zone = 0;
-  uint8_t daylight_saving_time = 0;
-  static Result<MsTimeZone> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 2; }
-  void encode(uint8_t* out) const noexcept;
-};
+using MsTimeZone = TimeZone<IeType::kMsTimeZone>;
 
 // Octets carried and never interpreted: PCO (7.7.31), TFT (7.7.36).
-template <IeType T>
-struct Opaque {
-  static constexpr IeType kType = T;
-  std::span<const uint8_t> octets;
-  static Result<Opaque> decode(std::span<const uint8_t> v) noexcept { return Opaque{v}; }
-  std::size_t encodedSize() const noexcept { return octets.size(); }
-  void encode(uint8_t* out) const noexcept;
-};
 using Pco = Opaque<IeType::kPco>;
 using Tft = Opaque<IeType::kTft>;
 
-// 7.7.46 Private Extension.
-struct PrivateExtension {
-  static constexpr IeType kType = IeType::kPrivateExtension;
+// 7.7.46 Private Extension: Extension Identifier (an enterprise number) and
+// a proprietary value.
+struct ExtensionIdentifier {
   uint16_t extension_identifier = 0;
-  std::span<const uint8_t> value;
-  static Result<PrivateExtension> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 2 + value.size(); }
-  void encode(uint8_t* out) const noexcept;
 };
+using PrivateExtension = PrivateExtensionOf<IeType::kPrivateExtension, ExtensionIdentifier,
+                                            &ExtensionIdentifier::extension_identifier>;
 
-template <class T>
-Result<T> read(const Message& message, const Ie& ie) noexcept {
-  if (ie.type != static_cast<uint8_t>(T::kType))
-    return fail(Errc::kIeInvalidValue, ie.type, 0, ie.offset);
-  auto r = T::decode(message.value(ie));
-  if (!r) return fail(r.error().code, ie.type, 0, ie.offset);
-  return r;
-}
+// read<T>(message, ie): `ie` of `message` as T (views.h; GTPv1 IEs have no
+// instance, errors name instance 0).
+using gtp::read;
 
+// Finds the `n`th (0-based) IE of T's type and reads it: GTPv1 tells
+// repeated IEs apart by their order. Fails with kMandatoryIeMissing when
+// there are not that many.
 template <class T>
 Result<T> readNth(const Message& message, std::size_t n = 0) noexcept {
-  const Ie* ie = message.find(T::kType, n);
-  if (ie == nullptr) return fail(Errc::kMandatoryIeMissing, static_cast<uint8_t>(T::kType));
-  return read<T>(message, *ie);
+  return readFound<T>(message, message.find(T::kType, n), 0);
 }
 
 }  // namespace gtpcp::gtp::v1

@@ -52,11 +52,11 @@ Result<void> checkIeValue(uint8_t type, std::span<const uint8_t> value) noexcept
 Result<void> checkMandatory(const Message& message, Sender sender) noexcept {
   const MandatoryRule* rule = mandatoryRule(message.header().message_type, sender);
   if (rule == nullptr) return {};
-  // A rejection (Cause 192 and up, TS 29.060 §7.7.1) carries only the Cause
-  // and what the message table makes conditional on it.
+  // A rejection (TS 29.060 §7.7.1) carries only the Cause and what the
+  // message table makes conditional on it.
   if (messageTypeInfo(message.header().message_type).role == MessageRole::kResponse) {
     const Ie* cause = message.find(IeType::kCause);
-    if (cause != nullptr && message.value(*cause)[0] >= 192) return {};
+    if (cause != nullptr && causeRejected(message.value(*cause)[0])) return {};
   }
   const auto& types = rule->types;
   for (std::size_t i = 0; i < types.size(); ++i) {

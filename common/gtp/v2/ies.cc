@@ -8,87 +8,12 @@ namespace gtpcp::gtp::v2 {
 
 namespace {
 
-Result<Digits> tbcdValue(std::span<const uint8_t> v, IeType type, std::size_t max_octets) {
-  if (v.empty()) return fail(Errc::kIeTooShort, static_cast<uint8_t>(type));
-  if (v.size() > max_octets) return fail(Errc::kIeInvalidValue, static_cast<uint8_t>(type));
-  return decodeTbcd(v, TbcdMode::kStrict);
-}
-
-void encodeDigits(const Digits& d, uint8_t* out) {
-  // Digits only ever come from decodeTbcd() or callers that validated them;
-  // encodeTbcd() cannot fail for a buffer of encodedSize() octets.
-  (void)encodeTbcd(d.view(), {out, (d.size + 1u) / 2});
-}
-
 Result<Plmn> plmnAt(std::span<const uint8_t> v, std::size_t pos) {
   if (v.size() < pos + 3) return fail(Errc::kIeTooShort);
   return decodePlmn(v.data() + pos);
 }
 
 }  // namespace
-
-Result<Imsi> Imsi::decode(std::span<const uint8_t> v) noexcept {
-  auto d = tbcdValue(v, kType, 8);
-  if (!d) return tl::unexpected(d.error());
-  return Imsi{*d};
-}
-void Imsi::encode(uint8_t* out) const noexcept { encodeDigits(digits, out); }
-
-Result<Msisdn> Msisdn::decode(std::span<const uint8_t> v) noexcept {
-  auto d = tbcdValue(v, kType, 16);
-  if (!d) return tl::unexpected(d.error());
-  return Msisdn{*d};
-}
-void Msisdn::encode(uint8_t* out) const noexcept { encodeDigits(digits, out); }
-
-Result<Mei> Mei::decode(std::span<const uint8_t> v) noexcept {
-  auto d = tbcdValue(v, kType, 8);
-  if (!d) return tl::unexpected(d.error());
-  return Mei{*d};
-}
-void Mei::encode(uint8_t* out) const noexcept { encodeDigits(digits, out); }
-
-Result<Apn> Apn::decode(std::span<const uint8_t> v) noexcept {
-  auto t = decodeApn(v);
-  if (!t) return tl::unexpected(t.error());
-  return Apn{*t};
-}
-void Apn::encode(uint8_t* out) const noexcept {
-  (void)encodeApn(text.view(), {out, encodedSize()});
-}
-
-Result<Ebi> Ebi::decode(std::span<const uint8_t> v) noexcept {
-  if (v.empty()) return fail(Errc::kIeTooShort);
-  return Ebi{static_cast<uint8_t>(v[0] & 0x0f)};
-}
-
-Result<PdnType> PdnType::decode(std::span<const uint8_t> v) noexcept {
-  if (v.empty()) return fail(Errc::kIeTooShort);
-  return PdnType{static_cast<uint8_t>(v[0] & 0x07)};
-}
-
-Result<SelectionMode> SelectionMode::decode(std::span<const uint8_t> v) noexcept {
-  if (v.empty()) return fail(Errc::kIeTooShort);
-  return SelectionMode{static_cast<uint8_t>(v[0] & 0x03)};
-}
-
-Result<ChargingId> ChargingId::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 4) return fail(Errc::kIeTooShort);
-  return ChargingId{load32(v.data())};
-}
-void ChargingId::encode(uint8_t* out) const noexcept { store32(out, value); }
-
-Result<ChargingCharacteristics> ChargingCharacteristics::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 2) return fail(Errc::kIeTooShort);
-  return ChargingCharacteristics{load16(v.data())};
-}
-void ChargingCharacteristics::encode(uint8_t* out) const noexcept { store16(out, value); }
-
-Result<PortNumber> PortNumber::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 2) return fail(Errc::kIeTooShort);
-  return PortNumber{load16(v.data())};
-}
-void PortNumber::encode(uint8_t* out) const noexcept { store16(out, value); }
 
 Result<ServingNetwork> ServingNetwork::decode(std::span<const uint8_t> v) noexcept {
   auto p = plmnAt(v, 0);
@@ -404,40 +329,6 @@ void BearerQos::encode(uint8_t* out) const noexcept {
   store40(out + 17, gbr_downlink);
 }
 
-Result<UeTimeZone> UeTimeZone::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 2) return fail(Errc::kIeTooShort);
-  return UeTimeZone{v[0], static_cast<uint8_t>(v[1] & 0x03)};
-}
-void UeTimeZone::encode(uint8_t* out) const noexcept {
-  out[0] = time_zone;
-  out[1] = daylight_saving_time & 0x03;
-}
-
-Result<IpAddress> IpAddress::decode(std::span<const uint8_t> v) noexcept {
-  IpAddress a;
-  if (v.size() == 4) {
-    Ipv4 x;
-    std::memcpy(x.octets.data(), v.data(), 4);
-    a.ipv4 = x;
-  } else if (v.size() == 16) {
-    Ipv6 x;
-    std::memcpy(x.octets.data(), v.data(), 16);
-    a.ipv6 = x;
-  } else {
-    return fail(v.size() < 4 ? Errc::kIeTooShort : Errc::kIeInvalidValue);
-  }
-  return a;
-}
-void IpAddress::encode(uint8_t* out) const noexcept {
-  if (ipv4) {
-    std::memcpy(out, ipv4->octets.data(), 4);
-  } else if (ipv6) {
-    std::memcpy(out, ipv6->octets.data(), 16);
-  } else {
-    std::memset(out, 0, 16);
-  }
-}
-
 // FQ-CSID (8.62): node-ID type (high nibble) | number of CSIDs (low nibble),
 // node-ID, then the CSIDs, 2 octets each.
 Result<FqCsid> FqCsid::decode(std::span<const uint8_t> v) noexcept {
@@ -498,23 +389,6 @@ void FqCsid::encode(uint8_t* out) const noexcept {
     p += 4;
   }
   for (std::size_t i = 0; i < count; ++i) store16(p + 2 * i, csids[i]);
-}
-
-template <IeType T>
-void Opaque<T>::encode(uint8_t* out) const noexcept {
-  if (!octets.empty()) std::memcpy(out, octets.data(), octets.size());
-}
-template struct Opaque<IeType::kPco>;
-template struct Opaque<IeType::kApco>;
-template struct Opaque<IeType::kEpco>;
-
-Result<PrivateExtension> PrivateExtension::decode(std::span<const uint8_t> v) noexcept {
-  if (v.size() < 2) return fail(Errc::kIeTooShort);
-  return PrivateExtension{load16(v.data()), v.subspan(2)};
-}
-void PrivateExtension::encode(uint8_t* out) const noexcept {
-  store16(out, enterprise_id);
-  if (!value.empty()) std::memcpy(out + 2, value.data(), value.size());
 }
 
 }  // namespace gtpcp::gtp::v2

@@ -1,15 +1,9 @@
 // Typed views of GTPv2-C IE values (TS 29.274 §8).
 //
-// Each type decodes from an IE's value octets (Message::value()) and encodes
-// back to them. decode() checks the octets against the clause's layout and
-// returns an error value, never throws, and accepts values longer than the
-// fixed part (extendable IEs: later releases append fields). Types that hold
-// a std::span (Pco, PrivateExtension...) point into the datagram they were
-// decoded from.
-//
-// Every type has `kType`, `static Result<T> decode(value)`, `encodedSize()` and
-// `encode(out)` (out must hold encodedSize() octets), so Builder::add() and
-// read() work on any of them.
+// The contract is views.h's: `kType`, `static Result<T> decode(value)`,
+// `encodedSize()` and `encode(out)`, so Builder::add() and read() work on any
+// of them. The IEs that GTPv1-C encodes alike are views.h's templates, named
+// here; the ones below them are GTPv2's own.
 #pragma once
 
 #include <array>
@@ -21,57 +15,21 @@
 #include "common/gtp/errors.h"
 #include "common/gtp/v2/message.h"
 #include "common/gtp/values.h"
+#include "common/gtp/views.h"
 
 namespace gtpcp::gtp::v2 {
 
-// 8.3 International Mobile Subscriber Identity (IMSI): TBCD digits.
-struct Imsi {
-  static constexpr IeType kType = IeType::kImsi;
-  Digits digits;
-  static Result<Imsi> decode(std::span<const uint8_t> value) noexcept;
-  std::size_t encodedSize() const noexcept { return (digits.size + 1u) / 2; }
-  void encode(uint8_t* out) const noexcept;
-};
-
-// 8.11 MSISDN: TBCD digits.
-struct Msisdn {
-  static constexpr IeType kType = IeType::kMsisdn;
-  Digits digits;
-  static Result<Msisdn> decode(std::span<const uint8_t> value) noexcept;
-  std::size_t encodedSize() const noexcept { return (digits.size + 1u) / 2; }
-  void encode(uint8_t* out) const noexcept;
-};
-
+// 8.3 International Mobile Subscriber Identity (IMSI): TBCD digits, at most 8
+// octets. (GTPv1's is a fixed 8-octet TV field: v1::Imsi.)
+using Imsi = TbcdDigits<IeType::kImsi, 8>;
+// 8.11 MSISDN: TBCD digits alone. (GTPv1's starts with an address-type
+// octet: v1::Msisdn.)
+using Msisdn = TbcdDigits<IeType::kMsisdn, 16>;
 // 8.10 Mobile Equipment Identity (MEI): IMEI or IMEISV, TBCD digits.
-struct Mei {
-  static constexpr IeType kType = IeType::kMei;
-  Digits digits;
-  static Result<Mei> decode(std::span<const uint8_t> value) noexcept;
-  std::size_t encodedSize() const noexcept { return (digits.size + 1u) / 2; }
-  void encode(uint8_t* out) const noexcept;
-};
+using Mei = TbcdDigits<IeType::kMei, 8>;
 
 // 8.6 Access Point Name (APN): label encoded on the wire, dotted here.
-struct Apn {
-  static constexpr IeType kType = IeType::kApn;
-  ApnText text;
-  static Result<Apn> decode(std::span<const uint8_t> value) noexcept;
-  std::size_t encodedSize() const noexcept { return text.size == 0 ? 0 : text.size + 1u; }
-  void encode(uint8_t* out) const noexcept;
-};
-
-// A one-octet value IE.
-template <IeType T>
-struct Octet {
-  static constexpr IeType kType = T;
-  uint8_t value = 0;
-  static Result<Octet> decode(std::span<const uint8_t> v) noexcept {
-    if (v.empty()) return fail(Errc::kIeTooShort, static_cast<uint8_t>(T));
-    return Octet{v[0]};
-  }
-  std::size_t encodedSize() const noexcept { return 1; }
-  void encode(uint8_t* out) const noexcept { out[0] = value; }
-};
+using Apn = ApnLabels<IeType::kApn>;
 
 // 8.5 Recovery (Restart Counter).
 using Recovery = Octet<IeType::kRecovery>;
@@ -83,58 +41,18 @@ using ApnRestriction = Octet<IeType::kApnRestriction>;
 using NodeType = Octet<IeType::kNodeType>;
 
 // 8.8 EPS Bearer ID: low 4 bits of the first octet.
-struct Ebi {
-  static constexpr IeType kType = IeType::kEbi;
-  uint8_t value = 0;
-  static Result<Ebi> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 1; }
-  void encode(uint8_t* out) const noexcept { out[0] = value & 0x0f; }
-};
-
+using Ebi = LowBits<IeType::kEbi, 0x0f>;
 // 8.34 PDN Type: 1 IPv4, 2 IPv6, 3 IPv4v6, 4 Non-IP, 5 Ethernet (low 3 bits).
-struct PdnType {
-  static constexpr IeType kType = IeType::kPdnType;
-  uint8_t value = 0;
-  static Result<PdnType> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 1; }
-  void encode(uint8_t* out) const noexcept { out[0] = value & 0x07; }
-};
-
-// 8.58 Selection Mode (low 2 bits).
-struct SelectionMode {
-  static constexpr IeType kType = IeType::kSelectionMode;
-  uint8_t value = 0;
-  static Result<SelectionMode> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 1; }
-  void encode(uint8_t* out) const noexcept { out[0] = value & 0x03; }
-};
+using PdnType = LowBits<IeType::kPdnType, 0x07>;
+// 8.58 Selection Mode (low 2 bits; spare bits 0, unlike GTPv1's).
+using SelectionMode = LowBits<IeType::kSelectionMode, 0x03>;
 
 // 8.29 Charging ID.
-struct ChargingId {
-  static constexpr IeType kType = IeType::kChargingId;
-  uint32_t value = 0;
-  static Result<ChargingId> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 4; }
-  void encode(uint8_t* out) const noexcept;
-};
-
+using ChargingId = Uint32<IeType::kChargingId>;
 // 8.30 Charging Characteristics (TS 32.251 Annex A: 16 bits).
-struct ChargingCharacteristics {
-  static constexpr IeType kType = IeType::kChargingCharacteristics;
-  uint16_t value = 0;
-  static Result<ChargingCharacteristics> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 2; }
-  void encode(uint8_t* out) const noexcept;
-};
-
+using ChargingCharacteristics = Uint16<IeType::kChargingCharacteristics>;
 // 8.63 Port Number.
-struct PortNumber {
-  static constexpr IeType kType = IeType::kPortNumber;
-  uint16_t value = 0;
-  static Result<PortNumber> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 2; }
-  void encode(uint8_t* out) const noexcept;
-};
+using PortNumber = Uint16<IeType::kPortNumber>;
 
 // 8.18 Serving Network.
 struct ServingNetwork {
@@ -247,24 +165,10 @@ struct BearerQos {
 };
 
 // 8.44 UE Time Zone.
-struct UeTimeZone {
-  static constexpr IeType kType = IeType::kUeTimeZone;
-  uint8_t time_zone = 0;              // TS 24.008 §10.5.3.8 coding
-  uint8_t daylight_saving_time = 0;   // 0..2 hours
-  static Result<UeTimeZone> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 2; }
-  void encode(uint8_t* out) const noexcept;
-};
+using UeTimeZone = TimeZone<IeType::kUeTimeZone>;
 
 // 8.9 IP Address: IPv4 (4 octets) or IPv6 (16).
-struct IpAddress {
-  static constexpr IeType kType = IeType::kIpAddress;
-  std::optional<Ipv4> ipv4;
-  std::optional<Ipv6> ipv6;
-  static Result<IpAddress> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return ipv4 ? 4 : 16; }
-  void encode(uint8_t* out) const noexcept;
-};
+using IpAddress = Address<IeType::kIpAddress>;
 
 // 8.62 Fully Qualified PDN Connection Set Identifier (FQ-CSID).
 struct FqCsid {
@@ -283,49 +187,26 @@ struct FqCsid {
 
 // Octets the proxy never interprets, only carries: PCO (8.13), APCO (8.74),
 // ePCO (8.128). The view points into the datagram.
-template <IeType T>
-struct Opaque {
-  static constexpr IeType kType = T;
-  std::span<const uint8_t> octets;
-  static Result<Opaque> decode(std::span<const uint8_t> v) noexcept { return Opaque{v}; }
-  std::size_t encodedSize() const noexcept { return octets.size(); }
-  void encode(uint8_t* out) const noexcept;
-};
 using Pco = Opaque<IeType::kPco>;
 using Apco = Opaque<IeType::kApco>;
 using Epco = Opaque<IeType::kEpco>;
 
-// 8.67 Private Extension: enterprise ID and a proprietary value.
-struct PrivateExtension {
-  static constexpr IeType kType = IeType::kPrivateExtension;
+// 8.67 Private Extension: Enterprise ID and a proprietary value.
+struct EnterpriseId {
   uint16_t enterprise_id = 0;
-  std::span<const uint8_t> value;
-  static Result<PrivateExtension> decode(std::span<const uint8_t> v) noexcept;
-  std::size_t encodedSize() const noexcept { return 2 + value.size(); }
-  void encode(uint8_t* out) const noexcept;
 };
+using PrivateExtension =
+    PrivateExtensionOf<IeType::kPrivateExtension, EnterpriseId, &EnterpriseId::enterprise_id>;
 
-// Reads `ie` of `message` as T; fails if the IE is of another type.
-template <class T>
-Result<T> read(const Message& message, const Ie& ie) noexcept {
-  if (ie.type != static_cast<uint8_t>(T::kType))
-    return fail(Errc::kIeInvalidValue, ie.type, ie.instance(), ie.offset);
-  auto r = T::decode(message.value(ie));
-  if (!r) {
-    Error e = r.error();
-    return fail(e.code, ie.type, ie.instance(), ie.offset);
-  }
-  return r;
-}
+// read<T>(message, ie): `ie` of `message` as T (views.h).
+using gtp::read;
 
 // Finds the first top-level IE of T's type and `instance` and reads it.
 // Fails with kMandatoryIeMissing when absent (callers that treat the IE as
 // optional check find() first).
 template <class T>
 Result<T> readFirst(const Message& message, uint8_t instance = 0) noexcept {
-  const Ie* ie = message.find(T::kType, instance);
-  if (ie == nullptr) return fail(Errc::kMandatoryIeMissing, static_cast<uint8_t>(T::kType), instance);
-  return read<T>(message, *ie);
+  return readFound<T>(message, message.find(T::kType, instance), instance);
 }
 
 }  // namespace gtpcp::gtp::v2

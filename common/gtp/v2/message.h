@@ -34,6 +34,11 @@ inline constexpr uint8_t kFlagPiggyback = 0x10;
 inline constexpr uint8_t kFlagTeid = 0x08;
 inline constexpr uint8_t kFlagMessagePriority = 0x04;
 
+// The top bit of the 24-bit sequence number: set in the numbers of
+// command-triggered procedures (a Modify/Delete Bearer or Bearer Resource
+// Command and the request it triggers), clear in all others (TS 29.274 §7.6).
+inline constexpr uint32_t kCommandBit = 0x800000;
+
 struct Header {
   uint8_t flags = 0;             // octet 1 as received: version, P, T, MP, spare
   uint8_t message_type = 0;

@@ -66,13 +66,14 @@ Result<void> checkMandatory(const Message& message) noexcept {
   if (rule == nullptr) return {};
   // A response that rejects the request carries the Cause and little else:
   // TS 29.274 §7.7.1 applies the IE checks to requests and to responses
-  // "without a rejection Cause value" (a rejection is a value of 64 or more).
+  // "without a rejection Cause value" (Table 8.4-1: 64..239; 240..255 are
+  // kept for requests, so a response carrying one is checked).
   if (messageTypeInfo(message.header().message_type).role == MessageRole::kResponse) {
     const Ie* cause = message.find(IeType::kCause);
     if (cause != nullptr) {
       auto c = CauseIe::decode(message.value(*cause));
       if (!c) return fail(Errc::kMandatoryIeIncorrect, cause->type, cause->instance(), cause->offset);
-      if (c->value >= 64) return {};
+      if (causeRejected(c->value)) return {};
     }
   }
   for (const MandatoryIe& entry : rule->top) {

@@ -203,12 +203,23 @@ TEST_F(GtpV2Mandatory, CreateBearerRequestWithoutLbi) {
   }));
 }
 
-// §7.7: a rejection (Cause 64 and up) carries the Cause and little else.
+// §7.7: a rejection (Cause 64..239, Table 8.4-1) carries the Cause and
+// little else.
 TEST_F(GtpV2Mandatory, RejectionWithOnlyCausePasses) {
-  auto r = check(MessageType::kCreateSessionResponse, [](Builder& b) {
-    b.add(CauseIe{70, false, false, false, CauseIe::OffendingIe{82, 0}});
-  });
-  EXPECT_TRUE(r) << describe(r.error());
+  for (uint8_t cause : {70, 64, 239}) {
+    auto r = check(MessageType::kCreateSessionResponse, [&](Builder& b) {
+      b.add(CauseIe{cause, false, false, false, CauseIe::OffendingIe{82, 0}});
+    });
+    EXPECT_TRUE(r) << int(cause) << ": " << describe(r.error());
+  }
+}
+
+// 240..255 are kept for requests (Table 8.4-1): in a response they reject
+// nothing, and the response is checked like an acceptance.
+TEST_F(GtpV2Mandatory, RequestOnlyCauseInAResponseIsNoRejection) {
+  expectMissing(check(MessageType::kCreateSessionResponse,
+                      [](Builder& b) { b.add(CauseIe{240, false, false, false, std::nullopt}); }),
+                93, 0);
 }
 
 TEST_F(GtpV2Mandatory, AcceptanceStillNeedsItsMandatoryIes) {
