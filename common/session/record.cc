@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/gtp/constants.h"
 #include "common/gtp/v1/ies.h"
 #include "common/gtp/v2/ies.h"
 #include "common/session/teid.h"
@@ -15,6 +16,12 @@ namespace gtpcp::session {
 using namespace gtp::v2;
 
 namespace {
+
+// GTPv1 IE types of a PDP context's attribute (kV1PdpFrom*).
+constexpr uint8_t kV1TeidDataI = static_cast<uint8_t>(gtp::v1::IeType::kTeidDataI);
+constexpr uint8_t kV1ChargingId = static_cast<uint8_t>(gtp::v1::IeType::kChargingId);
+constexpr uint8_t kV1GsnAddress = static_cast<uint8_t>(gtp::v1::IeType::kGsnAddress);
+constexpr uint8_t kV1QosProfile = static_cast<uint8_t>(gtp::v1::IeType::kQosProfile);
 
 // Sets a string or bytes field through its mutable pointer: assigning into
 // the string a reused message already holds keeps its capacity, where the
@@ -75,8 +82,9 @@ bool readBearer(std::span<const uint8_t> v, uint8_t ebi, bool from_access, proto
           // is where the PGW's side of a dedicated bearer gets its EBI.
           // Other types count as the sender's own. Each side keeps the
           // first F-TEID it is named by.
-          const bool gateway_side = f->interface_type == 5 || f->interface_type == 33 ||
-                                    (f->interface_type != 4 && f->interface_type != 31 && !from_access);
+          const bool gateway_side =
+              isGatewayUserInterface(f->interface_type) ||
+              (!isAccessUserInterface(f->interface_type) && !from_access);
           proto::FTeid* slot = gateway_side ? out.mutable_pgw_user_plane() : out.mutable_sgw_user_plane();
           if (slot->teid() == 0 && slot->ipv4().empty() && slot->ipv6().empty()) setFTeid(*f, *slot);
         }
@@ -103,11 +111,11 @@ bool readV1Pdp(std::span<const uint8_t> v, uint8_t nsapi, bool from_access, prot
   std::size_t pos = 0;
   while (pos < v.size()) {
     const uint8_t type = v[pos];
-    if (type == 16 || type == 127) {  // TEID Data I, Charging ID: TV, 4 octets
+    if (type == kV1TeidDataI || type == kV1ChargingId) {  // TV, 4 octets
       if (pos + 5 > v.size()) return false;
       const uint32_t value = (uint32_t{v[pos + 1]} << 24) | (uint32_t{v[pos + 2]} << 16) |
                              (uint32_t{v[pos + 3]} << 8) | v[pos + 4];
-      if (type == 16) {
+      if (type == kV1TeidDataI) {
         user->set_teid(value);
       } else {
         out.set_charging_id(value);
@@ -115,13 +123,13 @@ bool readV1Pdp(std::span<const uint8_t> v, uint8_t nsapi, bool from_access, prot
       pos += 5;
       continue;
     }
-    if (type != 133 && type != 135) return false;  // GSN Address, QoS Profile: TLV
+    if (type != kV1GsnAddress && type != kV1QosProfile) return false;  // TLV
     if (pos + 3 > v.size()) return false;
     const std::size_t length = (std::size_t{v[pos + 1]} << 8) | v[pos + 2];
     if (pos + 3 + length > v.size()) return false;
     const auto value = v.subspan(pos + 3, length);
     pos += 3 + length;
-    if (type == 135) {
+    if (type == kV1QosProfile) {
       assign(out.mutable_v1_qos_profile(), value.data(), value.size());
     } else if (length == 4 && user->ipv4().empty()) {
       assign(user->mutable_ipv4(), value.data(), 4);
@@ -132,17 +140,16 @@ bool readV1Pdp(std::span<const uint8_t> v, uint8_t nsapi, bool from_access, prot
   return true;
 }
 
-constexpr uint16_t kGtpcPort = 2123;
 
 bool endpointFrom(const proto::FTeid& f, Endpoint& out) {
   if (f.ipv4().size() == 4) {
     gtp::Ipv4 a;
     std::memcpy(a.octets.data(), f.ipv4().data(), 4);
-    out.address = net::Address::v4(a, kGtpcPort);
+    out.address = net::Address::v4(a, gtp::kGtpcPort);
   } else if (f.ipv6().size() == 16) {
     gtp::Ipv6 a;
     std::memcpy(a.octets.data(), f.ipv6().data(), 16);
-    out.address = net::Address::v6(a, kGtpcPort);
+    out.address = net::Address::v6(a, gtp::kGtpcPort);
   } else {
     return false;
   }
@@ -394,8 +401,8 @@ void coreRecord(const SessionShm& core, uint32_t access_teid, uint16_t partition
   // Present, if empty, even before the endpoint is known.
   // F-TEID interface types are GTPv2's (S5/S8 SGW and PGW GTP-C); GTPv1
   // has none.
-  setEndpoint(core.sgw, v1 ? 0 : 6, *p->mutable_sgw_control());
-  setEndpoint(core.pgw, v1 ? 0 : 7, *p->mutable_pgw_control());
+  setEndpoint(core.sgw, v1 ? 0 : static_cast<uint8_t>(FTeidInterfaceType::kS5S8SgwGtpC), *p->mutable_sgw_control());
+  setEndpoint(core.pgw, v1 ? 0 : static_cast<uint8_t>(FTeidInterfaceType::kS5S8PgwGtpC), *p->mutable_pgw_control());
   p->set_pool_index(core.pool);
   p->set_gateway_index(core.gateway);
   p->set_rule_index(core.rule);

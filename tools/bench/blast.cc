@@ -5,9 +5,7 @@
 // cause. The requests of --distinct subscribers are built once; sending one
 // costs a sequence number patch and its share of a sendmmsg call, so that
 // one core offers several times what a proxy core can take. The point is
-// what the proxy does to everyone else
-// while new sessions flood it the point is what the proxy does to everyone else
-// while new sessions flood it (DESIGN.md: the new ring fills, the forwarder
+// what the proxy does to everyone else while new sessions flood it (DESIGN.md: the new ring fills, the forwarder
 // refuses with No resources available, established sessions keep flowing).
 // Bounded in count and time; loopback only.
 //
@@ -26,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/gtp/constants.h"
 #include "common/gtp/v2/message.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/patch.h"
@@ -63,7 +62,7 @@ int main(int argc, char** argv) {
 
   sockaddr_in to{}, local{};
   to.sin_family = local.sin_family = AF_INET;
-  to.sin_port = local.sin_port = htons(2123);
+  to.sin_port = local.sin_port = htons(gtpcp::gtp::kGtpcPort);
   if (inet_pton(AF_INET, proxy.c_str(), &to.sin_addr) != 1 || inet_pton(AF_INET, from.c_str(), &local.sin_addr) != 1) {
     std::fprintf(stderr, "gtpcp-blast: --proxy and --from must be IPv4 addresses\n");
     return 2;
@@ -130,7 +129,7 @@ int main(int argc, char** argv) {
       ++answered;
       auto cause = gtpcp::gtp::v2::readFirst<gtpcp::gtp::v2::CauseIe>(m);
       if (!cause) continue;
-      if (cause->value >= 16 && cause->value < 64) {
+      if (gtpcp::gtp::v2::causeAccepted(cause->value)) {
         ++accepted;
       } else if (cause->value == 73) {
         ++rejected_73;

@@ -68,7 +68,7 @@ std::vector<uint8_t> modifyBearerRequest() {
   b.add(ServingNetwork{plmn});
   b.add(RatType{6});
   FTeid sender;
-  sender.interface_type = 6;
+  sender.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8SgwGtpC);
   sender.teid = 0x0000abcd;
   sender.ipv4 = Ipv4{{10, 0, 0, 1}};
   b.add(sender);
