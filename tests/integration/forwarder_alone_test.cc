@@ -254,5 +254,29 @@ TEST_F(DataPathTest, ForwarderAloneRoutesEachDatagramToTheRightRingAndSendsEgres
   EXPECT_EQ(fwd->status.state.load(), static_cast<uint32_t>(group::ProcessState::kStopped));
 }
 
+// The workers own their rings: a forwarder started without them waits for
+// them, then gives up naming the segment and its owner, and makes none.
+TEST_F(DataPathTest, ForwarderWithoutItsWorkersFailsNamingTheirRings) {
+  testing::GroupOptions o;
+  o.workers = 1;
+  o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
+  TestGroup& g = makeGroup(o);
+  std::filesystem::create_directories(g.runDir());
+  auto config = config::loadInstanceConfig(g.configPath());
+  ASSERT_TRUE(config) << config.error().toString();
+  const group::Paths paths = group::pathsOf(*config);
+  auto control = group::createControl(paths.controlSegment());
+  ASSERT_TRUE(control) << control.error().message;
+  auto out = testing::run({testing::binDir() + "/gtpcp-forwarder", "--config", g.configPath()}, 20s);
+  ASSERT_TRUE(out) << "gtpcp-forwarder did not give up";
+  EXPECT_NE(out->status, 0);
+  const std::string log = testing::readFile(paths.logFile("forwarder")) + out->text;
+  EXPECT_NE(log.find("shared memory " + paths.ring(0, group::RingKind::kPriority) +
+                     " does not exist: it is made by gtpcp-worker --index 0"),
+            std::string::npos)
+      << log;
+  EXPECT_FALSE(ring::SharedSegment::attach(paths.ring(0, group::RingKind::kPriority), group::kRingSegmentKind));
+}
+
 }  // namespace
 }  // namespace gtpcp::integration

@@ -26,6 +26,7 @@
 #include "common/ring/doorbell.h"
 #include "common/ring/ring.h"
 #include "common/group/forwarder_shm.h"
+#include "common/group/gateway_table_shm.h"
 #include "tests/integration/fixture.h"
 #include "tests/integration/raw_gtp.h"
 #include "tools/peer/messages.h"
@@ -314,6 +315,9 @@ TEST_F(DataPathTest, WorkerAloneTranslatesOneSessionsLifeBetweenItsRings) {
 
   EXPECT_EQ(worker.stop(5s), 0) << "gtpcp-worker did not exit cleanly on SIGTERM";
   EXPECT_EQ(header->status.state.load(), static_cast<uint32_t>(group::ProcessState::kStopped));
+  // The forwarder's gateway table is the forwarder's to make (common/group/
+  // segments.h): a worker without a forwarder made none.
+  EXPECT_FALSE(ring::SharedSegment::attach(paths.gatewayTableSegment(), forwarder::kGatewayTableSegmentKind));
 }
 
 }  // namespace
