@@ -223,6 +223,36 @@ TEST_F(ProxyTest, RetransmittedCreationWhilePendingGoesToTheSameGatewayWithTheSa
   EXPECT_EQ(header_->counters.transactions_started.load(), 1u);
 }
 
+TEST_F(ProxyTest, RetransmittedCreationCarriesTheRulesOverridesAsTheFirstCopy) {
+  // kRouting has no overrides: a document whose one rule has some.
+  auto routing = config::parseRoutingDocument(R"(
+version: 1
+pools:
+  internet:
+    gateways:
+      - {name: pgw1, address: 127.0.0.21}
+rules:
+  - name: rewrite
+    pool: internet
+    overrides: {apn: internet.example.net, charging_characteristics: 0x0800, selection_mode: 1}
+)", "routing.yaml");
+  ASSERT_TRUE(routing) << routing.error().toString();
+  next_routing_ = std::make_unique<config::RoutingTable>(std::move(*routing));
+  proxy_->setRouting(*next_routing_);
+  routing_.swap(next_routing_);
+
+  const auto csr = createSessionRequest("001010000000413", "internet", 0x4131, 4131, kSgw);
+  auto first = feed(csr, net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(readFirst<Apn>(decode(first[0].bytes))->text.view(), "internet.example.net");
+  // The first copy was lost on its way to the PGW: the SGW sends it again.
+  auto again = feed(csr, net::Address::v4(kSgw, kPort), 1'500'000'000);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].to, first[0].to);
+  EXPECT_EQ(again[0].bytes, first[0].bytes) << "the PGW gets the request the rule made, whichever copy reaches it";
+  EXPECT_EQ(header_->counters.requests_retransmitted.load(), 1u);
+}
+
 TEST_F(ProxyTest, RetransmittedCreationOnceAnsweredGetsTheCachedAnswer) {
   const auto csr = createSessionRequest("001010000000011", "internet", 0x1111, 7, kSgw);
   auto answer = createAnswered(csr, 16);

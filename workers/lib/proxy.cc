@@ -478,9 +478,15 @@ void Proxy::retransmitted(Context& c, TransactionShm& t) noexcept {
     counters_.messages_dropped.add();
     return;
   }
-  // A creation goes with TEID 0 (the PGW has none yet); everything else to
-  // the peer's TEID, as the first copy.
-  if (c.message.header().teid != 0) {
+  if (t.message_type == static_cast<uint8_t>(MessageType::kCreateSessionRequest) && session->state == kCreating) {
+    // The creation: TEID 0 still (the PGW has none yet), and the rule's
+    // overrides as on the first copy, so that the gateway gets the same
+    // request whichever copy reaches it.
+    if (session->rule < routing_->rules().size()) {
+      if (const config::Overrides& o = routing_->rule(session->rule).overrides; o.any()) applyOverrides(c, o);
+    }
+  } else if (c.message.header().teid != 0) {
+    // Everything else to the peer's TEID, as the first copy.
     patchTeid(c.message_bytes, toward == Leg::kGateway ? session->pgw.teid : session->sgw.teid);
   }
   patchSequenceNumber(c.message_bytes, static_cast<uint32_t>(t.response_key));
