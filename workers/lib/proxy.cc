@@ -521,20 +521,29 @@ void Proxy::handleResponse(Context& c) noexcept {
     return;
   }
   SessionShm* session = t->session_teid != 0 ? sessions_.find(t->session_teid) : nullptr;
+  if (session == nullptr) {
+    // The session ended while this transaction was open (a Delete crossed
+    // it): nobody is left to relay the answer to, and a transaction left
+    // pending would only hold its record and later count as expired.
+    counters_.responses_session_gone.add();
+    transactions_.close(*t);
+    counters_.transactions_live.set(transactions_.live());
+    return;
+  }
   // Matched by the proxy's sequence number and the TEID in the header, never
   // by where the response came from (DESIGN.md): a TEID, when there is one,
-  // must be this session's.
-  if (h.teidPresent() && h.teid != 0 &&
-      (session == nullptr || (h.teid != sessions_.teid(*session, Leg::kAccess) &&
-                              h.teid != sessions_.teid(*session, Leg::kGateway)))) {
+  // must be this session's, or this is not the transaction's answer and it
+  // stays pending.
+  if (h.teidPresent() && h.teid != 0 && h.teid != sessions_.teid(*session, Leg::kAccess) &&
+      h.teid != sessions_.teid(*session, Leg::kGateway)) {
     counters_.responses_unmatched.add();
     return;
   }
-  if (session != nullptr && t->message_type == static_cast<uint8_t>(MessageType::kCreateSessionRequest) &&
+  if (t->message_type == static_cast<uint8_t>(MessageType::kCreateSessionRequest) &&
       session->state == static_cast<uint8_t>(SessionState::kCreating)) {
     finishCreateSession(c, *t, *session);
   } else {
-    relayResponse(c, *t, session);
+    relayResponse(c, *t, *session);
   }
 }
 
@@ -582,25 +591,17 @@ void Proxy::finishCreateSession(Context& c, TransactionShm& t, SessionShm& s) no
   counters_.sessions_active.set(sessions_.active());
 }
 
-void Proxy::relayResponse(Context& c, TransactionShm& t, SessionShm* session) noexcept {
-  if (session == nullptr) {
-    // The session ended while this transaction was open (a Delete Session
-    // crossed it): whom to restore the TEID for is gone.
-    counters_.responses_unmatched.add();
-    transactions_.close(t);
-    counters_.transactions_live.set(transactions_.live());
-    return;
-  }
+void Proxy::relayResponse(Context& c, TransactionShm& t, SessionShm& session) noexcept {
   const Leg from = static_cast<Leg>(t.toward);  // the response comes from where the request went
   if (from == Leg::kGateway) {
-    noteRecovery(session->gateway, c.message, c.arrival.wall_ns);
-    restoreApn(c, *session);
+    noteRecovery(session.gateway, c.message, c.arrival.wall_ns);
+    restoreApn(c, session);
   }
-  translateControlFTeids(c, *session, from, socketFamily(t.requester_socket));
-  const uint32_t requester_teid = from == Leg::kGateway ? session->sgw.teid : session->pgw.teid;
+  translateControlFTeids(c, session, from, socketFamily(t.requester_socket));
+  const uint32_t requester_teid = from == Leg::kGateway ? session.sgw.teid : session.pgw.teid;
   patchTeid(c.message_bytes, requester_teid);
   patchSequenceNumber(c.message_bytes, t.requester_sequence);
-  const bool with_piggybacked = translatePiggybacked(c, *session, from);
+  const bool with_piggybacked = translatePiggybacked(c, session, from);
   reply(t, outgoing(c, with_piggybacked));
   auto cause = readFirst<CauseIe>(c.message);
   // Context Not Found: the peer no longer has it either.
@@ -609,22 +610,22 @@ void Proxy::relayResponse(Context& c, TransactionShm& t, SessionShm* session) no
       t.message_type == static_cast<uint8_t>(MessageType::kDeleteSessionRequest) ||
       (t.message_type == static_cast<uint8_t>(MessageType::kDeleteBearerRequest) && (t.flags & kDeletesPdnConnection));
   if (deletes_session && ended) {
-    endSession(*session);
+    endSession(session);
     counters_.sessions_deleted.add();
     counters_.sessions_active.set(sessions_.active());
     return;
   }
-  session->updated_ns = c.arrival.wall_ns;
+  session.updated_ns = c.arrival.wall_ns;
   if (cause && accepted(cause->value)) {
-    const uint16_t before = session->ebis;
-    trackBearers(t.message_type, *session, c.message);
-    if (from == Leg::kGateway) noteCsids(*session, c.message);
+    const uint16_t before = session.ebis;
+    trackBearers(t.message_type, session, c.message);
+    if (from == Leg::kGateway) noteCsids(session, c.message);
     // An answer that changes nothing the record keeps (a Modify Bearer
     // Response with a Cause alone) is not a change: the request was written.
-    if (session->ebis != before || ChangeWriter::carriesAttributes(c.message, from))
-      persist(*session, &c.message, from);
-    if (const uint16_t removed = before & ~session->ebis; removed != 0 && changes_) {
-      if (!changes_->removeBearers(*session, sessions_.teid(*session, Leg::kAccess), sessions_.partitionOf(*session),
+    if (session.ebis != before || ChangeWriter::carriesAttributes(c.message, from))
+      persist(session, &c.message, from);
+    if (const uint16_t removed = before & ~session.ebis; removed != 0 && changes_) {
+      if (!changes_->removeBearers(session, sessions_.teid(session, Leg::kAccess), sessions_.partitionOf(session),
                                    now_wall_ns_, removed))
         counters_.persist_ring_full.add();
     }

@@ -145,7 +145,7 @@ class Proxy {
   // Sends the request of `d` to `peer`, on the leg `toward`, unless it had it.
   void relaySetDeletion(SetDeletion& d, Leg toward, uint8_t socket, const net::Address& peer) noexcept;
   void finishCreateSession(Context& c, TransactionShm& t, SessionShm& session) noexcept;
-  void relayResponse(Context& c, TransactionShm& t, SessionShm* session) noexcept;
+  void relayResponse(Context& c, TransactionShm& t, SessionShm& session) noexcept;
   // Keeps SessionShm::ebis in step with an accepted answer to a request
   // that creates or deletes bearers.
   void trackBearers(uint8_t request_type, SessionShm& session, const gtp::v2::Message& response) noexcept;

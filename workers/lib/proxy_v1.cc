@@ -506,13 +506,15 @@ void Proxy::handleV1Response(V1Context& c) noexcept {
     return;
   }
   SessionShm* session = t->session_teid != 0 ? sessions_.find(t->session_teid) : nullptr;
-  if (session == nullptr || (h.teid != 0 && h.teid != sessions_.teid(*session, Leg::kAccess) &&
-                             h.teid != sessions_.teid(*session, Leg::kGateway))) {
+  if (session == nullptr) {
+    counters_.responses_session_gone.add();  // relayed to nobody, as for GTPv2
+    transactions_.close(*t);
+    counters_.transactions_live.set(transactions_.live());
+    return;
+  }
+  if (h.teid != 0 && h.teid != sessions_.teid(*session, Leg::kAccess) &&
+      h.teid != sessions_.teid(*session, Leg::kGateway)) {
     counters_.responses_unmatched.add();
-    if (session == nullptr) {
-      transactions_.close(*t);
-      counters_.transactions_live.set(transactions_.live());
-    }
     return;
   }
   if (isCreation(*t) && session->state == kCreating && t->toward == static_cast<uint8_t>(Leg::kGateway)) {
