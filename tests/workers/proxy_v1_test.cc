@@ -1,4 +1,4 @@
-// The worker's GTPv1-C procedures on Gn/Gp (workers/lib/proxy_v1.cc): PDP
+// The worker's GTPv1-C procedures on Gn/Gp (workers/lib/procedures_v1.cc): PDP
 // contexts created, updated and deleted through the proxy from both sides,
 // secondaries, retransmissions, rejections, failover, GGSN restarts,
 // overrides and notifications, checked octet by octet on what leaves.
