@@ -35,6 +35,7 @@ namespace gtpcp::worker {
   X(sequence_reused, "worker.sequence_reused", "new requests with the sequence number of a live transaction of the same peer") \
   X(responses_unmatched, "worker.responses_unmatched", "responses to no live transaction (late, after the lifetime)") \
   X(responses_duplicate, "worker.responses_duplicate", "second copies of a response already relayed") \
+  X(responses_session_gone, "worker.responses_session_gone", "responses to a transaction whose session ended meanwhile (a Delete crossed it): closed, relayed to nobody") \
   X(triggered_unmatched, "worker.triggered_unmatched", "command-triggered requests whose command the proxy did not find") \
   X(creations_failed_over, "worker.creations_failed_over", "Create Session Requests sent on to another gateway of the pool") \
   X(creations_timed_out, "worker.creations_timed_out", "gateways silent past failover.response_timeout_ms on a creation") \

@@ -52,7 +52,7 @@ GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::S
     if (settings_.interval_ms == 0) s.up.store(1, std::memory_order_relaxed);
   }
   // GWT-R1, GWT-R3: pair with GWT-A1 and GWT-A3 in the workers' mapping of
-  // their gateways (Proxy::mapGatewayStatus()): the addresses above are
+  // their gateways (GatewayWatch::map()): the addresses above are
   // visible to whoever sees the count, or the new version.
   table_.published.store(static_cast<uint32_t>(n), std::memory_order_release);
   table_.version.fetch_add(1, std::memory_order_release);
@@ -150,7 +150,7 @@ void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery)
   const uint32_t before = s.recovery.load(std::memory_order_relaxed);
   if (before == *recovery) return;
   s.recovery.store(*recovery, std::memory_order_relaxed);
-  // GWT-R2: pairs with GWT-A2 in the workers' Proxy::watchGateways(): they
+  // GWT-R2: pairs with GWT-A2 in the workers' GatewayWatch::watch(): they
   // read the new Recovery value after seeing the count change.
   if (before != kRecoveryUnknown) {
     s.restarts.store(s.restarts.load(std::memory_order_relaxed) + 1, std::memory_order_release);

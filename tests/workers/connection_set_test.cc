@@ -1,4 +1,4 @@
-// PDN connection sets (workers/lib/connection_set.h, proxy_connection_set.cc):
+// PDN connection sets (workers/lib/connection_set.h, connection_set_deletions.h):
 // the FQ-CSIDs a session's messages carry are kept, a Delete PDN Connection
 // Set Request deletes the sessions it names and is sent on once to each peer
 // of the other leg, and Update PDN Connection Set is relayed like any request

@@ -105,6 +105,73 @@ TEST_F(ProxyTest, ModifyBearerAndDeleteSessionAreRelayedBothWays) {
   EXPECT_EQ(cnf.header().sequence_number, 102u);
 }
 
+// -- answers that come after their session ended, or that name another ------------
+
+class CrossedAnswerTest : public ProxyTest {
+ protected:
+  // A Modify Bearer Request relayed to the PGW, then the session deleted
+  // before its answer comes back (with the proxy's TEID in its header, or
+  // TEID 0): the answer closes the transaction (nobody is left to relay it
+  // to), and the SGW's copy of the request is a new request for an unknown
+  // session.
+  void answerAfterADeleteCrossedIt(const std::string& imsi, bool with_header_teid) {
+    const Attached s = attach(imsi);
+    const net::Address sgw = net::Address::v4(kSgw, kPort);
+    const auto mbr = simple(MessageType::kModifyBearerRequest, s.access_teid, 430);
+    auto out = feed(mbr, sgw);
+    ASSERT_EQ(out.size(), 1u);
+    const uint32_t proxy_seq = decode(out[0].bytes).header().sequence_number;
+    auto dsr = feed(simple(MessageType::kDeleteSessionRequest, s.access_teid, 431), sgw);
+    ASSERT_EQ(dsr.size(), 1u);
+    const uint32_t dsr_seq = decode(dsr[0].bytes).header().sequence_number;
+    ASSERT_EQ(feed(simple(MessageType::kDeleteSessionResponse, s.gateway_teid, dsr_seq, 16), s.pgw).size(), 1u);
+    ASSERT_EQ(sessions_.active(), 0u);
+    ASSERT_EQ(transactions_.pending(), 1u) << "the Modify Bearer Request's";
+
+    const uint32_t teid = with_header_teid ? s.gateway_teid : 0;
+    EXPECT_TRUE(feed(simple(MessageType::kModifyBearerResponse, teid, proxy_seq, 16), s.pgw).empty());
+    const WorkerCounters& counters = header_->counters;
+    EXPECT_EQ(counters.responses_session_gone.load(), 1u);
+    EXPECT_EQ(counters.responses_unmatched.load(), 0u);
+    EXPECT_EQ(transactions_.pending(), 0u) << "closed, not left to expire";
+    EXPECT_EQ(counters.transactions_live.load(), transactions_.live());
+    auto again = feed(mbr, sgw);
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(readFirst<CauseIe>(decode(again[0].bytes))->value, static_cast<uint8_t>(Cause::kContextNotFound));
+    EXPECT_EQ(counters.requests_retransmitted.load(), 0u) << "no transaction took the copy for a retransmission";
+    for (uint64_t now = 10; now <= 16; ++now) proxy_->tick(now * 1'000'000'000);
+    EXPECT_EQ(counters.transactions_expired.load(), 0u);
+  }
+};
+
+TEST_F(CrossedAnswerTest, AnAnswerWithTheTeidOfASessionThatEndedMeanwhileClosesItsTransaction) {
+  answerAfterADeleteCrossedIt("001010000000430", true);
+}
+
+TEST_F(CrossedAnswerTest, AnAnswerWithoutATeidForASessionThatEndedMeanwhileClosesItsTransaction) {
+  answerAfterADeleteCrossedIt("001010000000431", false);
+}
+
+TEST_F(ProxyTest, AnAnswerNamingAnotherSessionsTeidLeavesTheTransactionPending) {
+  Attached a = attach("001010000000432", 0x4321, 432);
+  Attached b = attach("001010000000433", 0x4331, 433);
+  auto out = feed(simple(MessageType::kModifyBearerRequest, a.access_teid, 434), net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(out.size(), 1u);
+  const uint32_t proxy_seq = decode(out[0].bytes).header().sequence_number;
+  // The proxy's number with another session's TEID, then with no session's:
+  // neither is this transaction's answer.
+  for (uint32_t teid : {b.gateway_teid, a.gateway_teid ^ 0x1u}) {
+    EXPECT_TRUE(feed(simple(MessageType::kModifyBearerResponse, teid, proxy_seq, 16), a.pgw).empty());
+  }
+  EXPECT_EQ(header_->counters.responses_unmatched.load(), 2u);
+  EXPECT_EQ(header_->counters.responses_session_gone.load(), 0u);
+  EXPECT_EQ(transactions_.pending(), 1u) << "still waiting for its answer";
+  auto answer = feed(simple(MessageType::kModifyBearerResponse, a.gateway_teid, proxy_seq, 16), a.pgw);
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_EQ(decode(answer[0].bytes).header().teid, 0x4321u);
+  EXPECT_EQ(transactions_.pending(), 0u);
+}
+
 TEST_F(ProxyTest, TwoSgwsWithTheSameSequenceNumberDoNotCollide) {
   auto a = feed(createSessionRequest("001010000000005", "ims", 0x10, 5000, kSgw), net::Address::v4(kSgw, kPort));
   auto b = feed(createSessionRequest("001010000000006", "ims", 0x20, 5000, kSgw2), net::Address::v4(kSgw2, kPort));
@@ -221,6 +288,36 @@ TEST_F(ProxyTest, RetransmittedCreationWhilePendingGoesToTheSameGatewayWithTheSa
   EXPECT_EQ(sessions_.active(), 1u) << "one session, not one per copy";
   EXPECT_EQ(header_->counters.requests_retransmitted.load(), 8u);
   EXPECT_EQ(header_->counters.transactions_started.load(), 1u);
+}
+
+TEST_F(ProxyTest, RetransmittedCreationCarriesTheRulesOverridesAsTheFirstCopy) {
+  // kRouting has no overrides: a document whose one rule has some.
+  auto routing = config::parseRoutingDocument(R"(
+version: 1
+pools:
+  internet:
+    gateways:
+      - {name: pgw1, address: 127.0.0.21}
+rules:
+  - name: rewrite
+    pool: internet
+    overrides: {apn: internet.example.net, charging_characteristics: 0x0800, selection_mode: 1}
+)", "routing.yaml");
+  ASSERT_TRUE(routing) << routing.error().toString();
+  next_routing_ = std::make_unique<config::RoutingTable>(std::move(*routing));
+  proxy_->setRouting(*next_routing_);
+  routing_.swap(next_routing_);
+
+  const auto csr = createSessionRequest("001010000000413", "internet", 0x4131, 4131, kSgw);
+  auto first = feed(csr, net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(readFirst<Apn>(decode(first[0].bytes))->text.view(), "internet.example.net");
+  // The first copy was lost on its way to the PGW: the SGW sends it again.
+  auto again = feed(csr, net::Address::v4(kSgw, kPort), 1'500'000'000);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].to, first[0].to);
+  EXPECT_EQ(again[0].bytes, first[0].bytes) << "the PGW gets the request the rule made, whichever copy reaches it";
+  EXPECT_EQ(header_->counters.requests_retransmitted.load(), 1u);
 }
 
 TEST_F(ProxyTest, RetransmittedCreationOnceAnsweredGetsTheCachedAnswer) {

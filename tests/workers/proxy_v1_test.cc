@@ -1,4 +1,4 @@
-// The worker's GTPv1-C procedures on Gn/Gp (workers/lib/proxy_v1.cc): PDP
+// The worker's GTPv1-C procedures on Gn/Gp (workers/lib/procedures_v1.cc): PDP
 // contexts created, updated and deleted through the proxy from both sides,
 // secondaries, retransmissions, rejections, failover, GGSN restarts,
 // overrides and notifications, checked octet by octet on what leaves.
@@ -334,6 +334,65 @@ TEST_F(ProxyV1Test, UpdatesAreRelayedBothWaysWithEachSidesTeidAndNumber) {
   EXPECT_EQ(to_ggsn2.teid(), kGgsnTeidC);
   EXPECT_EQ(to_ggsn2.sequence(), 900);
   EXPECT_EQ(to_ggsn2.gsnAddress(0), (std::vector<uint8_t>{10, 31, 0, 9})) << "user traffic: untouched";
+}
+
+TEST_F(ProxyV1Test, AnAnswerForAContextTornDownMeanwhileClosesItsTransaction) {
+  Created c = create();
+  PdpRequest u;
+  u.teid = c.access_teid;
+  u.sequence = 101;
+  const auto update = pdpRequest(v1::MessageType::kUpdatePdpContextRequest, u);
+  auto out = feed(update, sgsn());
+  ASSERT_EQ(out.size(), 1u);
+  Decoded to_ggsn(out[0].bytes);
+  // The SGSN tears the context down before the update's answer comes.
+  auto del = feed(simpleV1(v1::MessageType::kDeletePdpContextRequest, c.access_teid, 102, 5, true), sgsn());
+  ASSERT_EQ(del.size(), 1u);
+  ASSERT_EQ(feed(causeOnly(v1::MessageType::kDeletePdpContextResponse, c.gateway_teid, Decoded(del[0].bytes).sequence(),
+                           128),
+                 del[0].to)
+                .size(),
+            1u);
+  ASSERT_EQ(sessions_.find(c.access_teid), nullptr);
+  ASSERT_EQ(transactions_.pending(), 1u) << "the update's";
+
+  PdpResponse ur;
+  ur.teid = c.gateway_teid;
+  ur.sequence = to_ggsn.sequence();
+  EXPECT_TRUE(feed(pdpResponse(v1::MessageType::kUpdatePdpContextResponse, ur), out[0].to).empty());
+  EXPECT_EQ(header_->counters.responses_session_gone.load(), 1u);
+  EXPECT_EQ(header_->counters.responses_unmatched.load(), 0u);
+  EXPECT_EQ(transactions_.pending(), 0u) << "closed, not left to expire";
+  // The SGSN's copy of the update is a new request for a context the proxy no longer has.
+  auto again = feed(update, sgsn());
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(Decoded(again[0].bytes).cause(), 192) << "Non-existent";
+  EXPECT_EQ(header_->counters.requests_retransmitted.load(), 0u);
+}
+
+TEST_F(ProxyV1Test, AnAnswerNamingAnotherContextsTeidLeavesTheTransactionPending) {
+  Created a = create();
+  PdpRequest second;
+  second.imsi = "901700000000012";
+  second.sequence = 200;
+  Created b = create(second);
+  PdpRequest u;
+  u.teid = a.access_teid;
+  u.sequence = 101;
+  auto out = feed(pdpRequest(v1::MessageType::kUpdatePdpContextRequest, u), sgsn());
+  ASSERT_EQ(out.size(), 1u);
+  PdpResponse ur;
+  ur.teid = b.gateway_teid;
+  ur.sequence = Decoded(out[0].bytes).sequence();
+  EXPECT_TRUE(feed(pdpResponse(v1::MessageType::kUpdatePdpContextResponse, ur), out[0].to).empty());
+  EXPECT_EQ(header_->counters.responses_unmatched.load(), 1u);
+  EXPECT_EQ(header_->counters.responses_session_gone.load(), 0u);
+  EXPECT_EQ(transactions_.pending(), 1u) << "still waiting for its answer";
+  ur.teid = a.gateway_teid;
+  auto answer = feed(pdpResponse(v1::MessageType::kUpdatePdpContextResponse, ur), out[0].to);
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_EQ(Decoded(answer[0].bytes).sequence(), 101);
+  EXPECT_EQ(transactions_.pending(), 0u);
 }
 
 TEST_F(ProxyV1Test, ANewSgsnTakingTheContextOverIsRecordedAndAnswered) {

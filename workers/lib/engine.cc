@@ -1,0 +1,174 @@
+#include "engine.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include "common/time/clock.h"
+#include "gtp_constants.h"
+
+namespace gtpcp::worker {
+
+namespace {
+
+constexpr std::size_t kMaxDatagram = 65535;
+// GTPv1 numbers are 16 bits (TS 29.060 §9.1).
+constexpr uint32_t kV1SequenceSpace = 0x10000;
+
+}  // namespace
+
+Engine::Engine(const ProxySettings& settings, WorkerShmHeader& header, SessionTable& sessions,
+               TransactionTable& transactions, const config::RoutingTable& routing, Egress& egress)
+    : settings_(settings),
+      header_(header),
+      counters_(header.counters),
+      sessions_(sessions),
+      transactions_(transactions),
+      routing_(&routing),
+      picker_(routing),
+      egress_(egress),
+      resend_(kMaxDatagram),
+      rewritten_(kMaxDatagram) {}
+
+void Engine::setRouting(const config::RoutingTable& routing) {
+  routing_ = &routing;
+  picker_ = config::GatewayPicker(routing);
+}
+
+void Engine::setPersist(PersistSink* sink) noexcept {
+  if (sink == nullptr) {
+    changes_.reset();
+  } else {
+    changes_.emplace(*sink);
+  }
+}
+
+void Engine::arrived(const Arrival& arrival) noexcept {
+  now_ns_ = std::max(now_ns_, arrival.now_ns);
+  now_wall_ns_ = arrival.wall_ns;
+}
+
+void Engine::advance(uint64_t now_ns) noexcept {
+  now_ns_ = std::max(now_ns_, now_ns);
+  if (changes_) now_wall_ns_ = realtimeNs();
+}
+
+uint32_t Engine::nextV2Sequence(bool command) noexcept {
+  const uint64_t per_worker = kCommandBit / settings_.workers;
+  const uint64_t n = header_.sequence_counter++;
+  const auto sequence = static_cast<uint32_t>(settings_.index + settings_.workers * (n % per_worker));
+  return command ? (sequence | kCommandBit) : sequence;
+}
+
+uint16_t Engine::nextV1Sequence(Leg toward) noexcept {
+  const uint32_t share = kV1SequenceSpace / settings_.workers;
+  uint16_t& counter = header_.v1_sequence_counter[static_cast<uint8_t>(toward)];
+  uint16_t sequence = 0;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const uint32_t k = counter++ % share;
+    sequence = static_cast<uint16_t>(settings_.index + settings_.workers * k);
+    if (transactions_.findByResponse(v1Numbered(static_cast<uint8_t>(toward), sequence)) == nullptr) break;
+  }
+  return sequence;
+}
+
+TransactionShm* Engine::open(const Arrival& from, uint32_t requester_sequence, uint8_t message_type, uint8_t flags,
+                             uint64_t response_key, const SessionShm& session, Leg toward, uint8_t socket,
+                             const net::Address& destination) noexcept {
+  TransactionShm* t = transactions_.open(response_key, from.peer, requester_sequence, from.now_ns);
+  if (t == nullptr) {
+    counters_.transactions_full.add();
+    return nullptr;
+  }
+  t->toward = static_cast<uint8_t>(toward);
+  t->message_type = message_type;
+  t->flags = flags;
+  t->requester_socket = from.socket;
+  t->destination_socket = socket;
+  t->destination = destination;
+  t->session_teid = sessions_.teid(session, Leg::kAccess);
+  counters_.transactions_started.add();
+  counters_.transactions_live.set(transactions_.live());
+  return t;
+}
+
+void Engine::replay(const TransactionShm& t, const Arrival& retransmission) noexcept {
+  if (t.flags & kAnsweredElsewhere) return;
+  const auto answer = transactions_.answerOf(t);
+  if (answer.empty()) {
+    counters_.answers_lost.add();
+    return;
+  }
+  counters_.answers_replayed.add();
+  send(retransmission.socket, retransmission.peer, answer);
+}
+
+void Engine::reply(TransactionShm& t, std::span<const uint8_t> bytes) noexcept {
+  send(t.requester_socket, t.requester, bytes);
+  counters_.transactions_completed.add();
+  transactions_.answered(t, bytes);
+}
+
+void Engine::close(TransactionShm& t) noexcept {
+  transactions_.close(t);
+  counters_.transactions_live.set(transactions_.live());
+}
+
+bool Engine::send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
+  if (!egress_.send(socket, to, bytes)) {
+    counters_.egress_full.add();
+    return false;
+  }
+  counters_.datagrams_sent.add();
+  return true;
+}
+
+void Engine::counted(bool written) noexcept {
+  if (written) {
+    counters_.persist_changes.add();
+  } else {
+    counters_.persist_ring_full.add();
+  }
+}
+
+void Engine::persist(const SessionShm& s) noexcept {
+  if (changes_) {
+    counted(changes_->upsert(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, nullptr,
+                             Leg::kAccess));
+  }
+}
+
+void Engine::persist(const SessionShm& s, const gtp::v2::Message& m, Leg from) noexcept {
+  if (changes_)
+    counted(changes_->upsert(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, &m, from));
+}
+
+void Engine::persist(const SessionShm& s, const gtp::v1::Message& m, Leg from, uint8_t nsapi) noexcept {
+  if (changes_) {
+    counted(changes_->upsertV1(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, m, from,
+                               nsapi));
+  }
+}
+
+void Engine::removeBearers(const SessionShm& s, uint16_t ebis) noexcept {
+  // Only a ring without room is counted: the change that removed them was.
+  if (changes_ &&
+      !changes_->removeBearers(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, ebis))
+    counters_.persist_ring_full.add();
+}
+
+void Engine::endSession(SessionShm& s) noexcept {
+  if (changes_) counted(changes_->erase(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_));
+  sessions_.release(s);
+}
+
+net::Address Engine::proxyAddress(Leg leg, uint8_t family) const noexcept {
+  const uint8_t socket = leg == Leg::kAccess ? settings_.sockets.access(family) : settings_.sockets.gateway(family);
+  return socket == group::kNoSocket ? net::Address{} : settings_.sockets.sockets[socket];
+}
+
+uint8_t Engine::socketFamily(uint8_t socket) const noexcept {
+  return socket < settings_.sockets.sockets.size() ? settings_.sockets.sockets[socket].family : 0;
+}
+
+}  // namespace gtpcp::worker
