@@ -46,4 +46,10 @@ inline void announceServing(ProcessStatusShm& status) noexcept {
   status.state.store(static_cast<uint32_t>(ProcessState::kServing), std::memory_order_release);
 }
 
+// The process's main loop ended: PROC-R1 again, so that a reader that sees
+// kStopped also sees everything the process wrote before it stopped.
+inline void announceStopped(ProcessStatusShm& status) noexcept {
+  status.state.store(static_cast<uint32_t>(ProcessState::kStopped), std::memory_order_release);
+}
+
 }  // namespace gtpcp::group

@@ -72,8 +72,8 @@ inline ring::Result<ring::SharedSegment> attachDoorbellSegment(const std::string
 // that waits until the workers took everything the forwarder queued.
 inline bool ringDrained(const ring::SharedSegment& segment) noexcept {
   const auto* h = static_cast<const ring::RingHeaderShm*>(segment.payload());
-  // Acquire on both: pairs with the producer's publish and the consumer's
-  // release stores (ring.h).
+  // RING-A2 and RING-A1 (an observer's): pair with RING-R2 in the
+  // consumer's release() and RING-R1 in the producer's publish() (ring.h).
   return h->tail.load(std::memory_order_acquire) == h->head.load(std::memory_order_acquire);
 }
 

@@ -39,6 +39,7 @@ nlohmann::json groupStatus(const ProcessControl& processes) {
       p["state"] = "absent";
       return p;
     }
+    // PROC-A1 (an observer's): pairs with PROC-R1 in the process.
     auto state = static_cast<ProcessState>(s->state.load(std::memory_order_acquire));
     // A process that died does not say so itself.
     if (!pid && state == ProcessState::kServing) state = ProcessState::kAbsent;

@@ -25,6 +25,7 @@ uint32_t* futexWord(std::atomic<uint32_t>* word) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wtsan"
 #endif
+// DOOR-F1 and DOOR-F2 are this fence, each side's.
 inline void dekkerFence() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #pragma GCC diagnostic pop

@@ -386,6 +386,7 @@ inline void Consumer::release() noexcept {
   released_ = read_;
 }
 
+// RING-A2 (as in claim()): pairs with RING-R2 in Consumer::release().
 inline uint64_t Producer::released() const noexcept { return header_->tail.load(std::memory_order_acquire); }
 
 inline bool Consumer::empty() const noexcept {

@@ -535,7 +535,7 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
   for (int round = 0; round < 64 && drainEgress(); ++round) {
   }
   sender_->flushAll();
-  status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+  group::announceStopped(status);
 }
 
 }  // namespace gtpcp::forwarder

@@ -192,7 +192,7 @@ void PersisterRuntime::run(const std::atomic<bool>& stop) noexcept {
     else loop_->runOnce(0);
   }
   updateGauges();
-  status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+  group::announceStopped(status);
 }
 
 }  // namespace gtpcp::persister

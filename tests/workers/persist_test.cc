@@ -140,7 +140,7 @@ TEST_F(PersistTest, ADedicatedBearerDeletedIsARemovedAttribute) {
   b.add(Ebi{6});
   addCause(b, 16);
   FTeid user;
-  user.interface_type = 4;  // S5/S8 SGW GTP-U
+  user.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8SgwGtpU);
   user.teid = 0xbeef;
   user.ipv4 = Ipv4{{10, 1, 1, 6}};
   b.add(user, 2);

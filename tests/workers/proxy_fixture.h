@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gtp/constants.h"
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
@@ -20,7 +21,7 @@ namespace gtpcp::worker::test {
 using namespace gtp;
 using namespace gtp::v2;
 
-constexpr uint16_t kPort = 2123;
+constexpr uint16_t kPort = gtp::kGtpcPort;
 const Ipv4 kProxy{{127, 0, 0, 1}};
 const Ipv4 kSgw{{127, 0, 0, 11}};
 const Ipv4 kSgw2{{127, 0, 0, 12}};
@@ -176,7 +177,7 @@ class ProxyTest : public ::testing::Test {
     b.add(i);
     b.add(RatType{6});
     FTeid sender;
-    sender.interface_type = 6;
+    sender.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8SgwGtpC);
     sender.teid = sgw_teid;
     sender.ipv4 = sgw;
     b.add(sender, 0);
@@ -189,7 +190,7 @@ class ProxyTest : public ::testing::Test {
     qos.qci = 9;
     b.add(qos);
     FTeid user;
-    user.interface_type = 4;  // S5/S8 SGW GTP-U: passes through untouched
+    user.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8SgwGtpU);  // passes through untouched
     user.teid = 0xabcd0001;
     user.ipv4 = Ipv4{{10, 1, 1, 1}};
     b.add(user, 2);
@@ -217,7 +218,7 @@ class ProxyTest : public ::testing::Test {
     if (recovery) b.add(Recovery{*recovery});
     if (cause == 16) {
       FTeid f;
-      f.interface_type = 7;
+      f.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8PgwGtpC);
       f.teid = pgw_teid;
       f.ipv4 = pgw;
       b.add(f, 1);
@@ -225,7 +226,7 @@ class ProxyTest : public ::testing::Test {
       b.add(Ebi{5});
       b.add(c);
       FTeid user;
-      user.interface_type = 5;
+      user.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8PgwGtpU);
       user.teid = 0x55550001;
       user.ipv4 = Ipv4{{10, 2, 2, 2}};
       b.add(user, 2);

@@ -209,7 +209,7 @@ TEST_F(ProxyTest, CreateSessionRequestWithoutMandatoryIeIsRejectedWithTheOffendi
   Builder b(buf);
   b.begin(MessageType::kCreateSessionRequest, 0, 77);
   FTeid sender;
-  sender.interface_type = 6;
+  sender.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8SgwGtpC);
   sender.teid = 0x4242;
   sender.ipv4 = kSgw;
   b.add(sender);
@@ -253,7 +253,7 @@ TEST_F(ProxyTest, PiggybackedCreateBearerRequestIsTranslatedWithTheResponse) {
   ok.value = 16;
   b.add(ok);
   FTeid f;
-  f.interface_type = 7;
+  f.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8PgwGtpC);
   f.teid = 0x2222;
   f.ipv4 = kPgw1;
   b.add(f, 1);
@@ -412,7 +412,7 @@ TEST_F(ProxyTest, CommandTriggeredRequestReachesTheSgwWithItsOwnCommandNumber) {
   Message cmd = decode(to_pgw[0].bytes);
   EXPECT_EQ(cmd.header().teid, 0x2222u);
   const uint32_t proxy_cmd_seq = cmd.header().sequence_number;
-  EXPECT_TRUE(proxy_cmd_seq & 0x800000) << "a command's number keeps the top bit";
+  EXPECT_TRUE(proxy_cmd_seq & gtp::v2::kCommandBit) << "a command's number keeps the top bit";
   EXPECT_NE(proxy_cmd_seq, kSgwCommandSeq);
 
   // The PGW's Update Bearer Request carries the command's number back.
@@ -493,7 +493,7 @@ TEST_F(ProxyTest, PgwRequestWithTheTopBitButNoCommandGetsAProxyNumber) {
   auto out = feed(simple(MessageType::kUpdateBearerRequest, s.gateway_teid, 0x8000ff), s.pgw);
   ASSERT_EQ(out.size(), 1u);
   const uint32_t seq = decode(out[0].bytes).header().sequence_number;
-  EXPECT_TRUE(seq & 0x800000);
+  EXPECT_TRUE(seq & gtp::v2::kCommandBit);
   EXPECT_NE(seq, 0x8000ffu);
   EXPECT_EQ(header_->counters.triggered_unmatched.load(), 1u);
   // The SGW's answer, with the proxy's number, reaches the PGW with its own.
@@ -980,7 +980,7 @@ std::vector<uint8_t> downlinkTriggering(const std::string& imsi, uint32_t sequen
   for (char ch : imsi) i.digits.push(ch);
   b.add(i);
   FTeid f;
-  f.interface_type = 7;
+  f.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8PgwGtpC);
   f.teid = pgw_teid;
   f.ipv4 = pgw;
   b.add(f);

@@ -6,6 +6,8 @@
 // its predecessor left half-written.
 #include "workers/lib/transaction_table.h"
 
+#include "common/gtp/constants.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,7 +24,7 @@ namespace gtpcp::worker {
 namespace {
 
 constexpr uint64_t kSecond = 1'000'000'000;
-constexpr uint16_t kPort = 2123;
+constexpr uint16_t kPort = gtp::kGtpcPort;
 constexpr uint8_t kPending = static_cast<uint8_t>(TransactionState::kPending);
 constexpr uint8_t kAnswered = static_cast<uint8_t>(TransactionState::kAnswered);
 

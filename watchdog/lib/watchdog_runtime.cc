@@ -156,7 +156,7 @@ WatchdogRuntime::Exit WatchdogRuntime::run(const std::atomic<bool>& stop) {
     }
   }
   writeStatus(monotonicNs());
-  shm_->status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+  group::announceStopped(shm_->status);
   return control_->reexec() ? Exit::kRestart : Exit::kStopped;
 }
 

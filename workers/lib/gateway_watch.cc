@@ -53,6 +53,7 @@ void GatewayWatch::map() {
     const forwarder::GatewayStatusShm& e = table_->gateways[i];
     if (!(e.address == address(static_cast<uint16_t>(i)))) continue;  // another document
     watched[i].status = &e;
+    // GWT-A2 (as in watch()): pairs with GWT-R2 in GatewayHealth::answered().
     watched[i].restarts = e.restarts.load(std::memory_order_acquire);
     watched[i].recovery = e.recovery.load(std::memory_order_relaxed);
   }

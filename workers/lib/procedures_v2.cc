@@ -27,15 +27,6 @@ constexpr uint8_t kNoResources = V2Traits::kNoResources;
 
 constexpr uint8_t type(MessageType t) { return static_cast<uint8_t>(t); }
 
-// The F-TEID interface types a peer on each leg names its own GTP-C
-// endpoint with.
-bool isAccessControl(uint8_t interface_type) {
-  return interface_type == kS5S8SgwGtpc || interface_type == kS2bEpdgGtpc;
-}
-bool isGatewayControl(uint8_t interface_type) {
-  return interface_type == kS5S8PgwGtpc || interface_type == kS2bPgwGtpc;
-}
-
 // The SGW-initiated commands of TS 29.274 §7.2.15-7.2.17: the PGW answers
 // one with a request of its own that carries the command's sequence number.
 bool isCommand(uint8_t message_type) {
@@ -406,8 +397,8 @@ uint8_t V2Procedures::translate(Context& c, SessionShm& session, Leg from, uint8
     if (ie.ieType() != IeType::kFTeid) continue;
     auto f = read<FTeid>(m, ie);
     if (!f) continue;
-    const bool control = from == Leg::kAccess ? isAccessControl(f->interface_type)
-                                              : isGatewayControl(f->interface_type);
+    const bool control = from == Leg::kAccess ? gtp::v2::isAccessControlInterface(f->interface_type)
+                                              : gtp::v2::isGatewayControlInterface(f->interface_type);
     if (!control) continue;
     Endpoint& peer = Engine::peer(session, from);
     peer.teid = f->teid;

@@ -69,7 +69,7 @@ struct V2Traits {
   static constexpr auto kRestartNotification = static_cast<uint8_t>(MessageType::kDeleteBearerRequest);
   static constexpr auto kOrphanDeletion = static_cast<uint8_t>(MessageType::kDeleteSessionRequest);
 
-  static bool accepted(uint8_t cause) noexcept { return cause >= kV2FirstAcceptance && cause < kV2FirstRejection; }
+  static bool accepted(uint8_t cause) noexcept { return gtp::v2::causeAccepted(cause); }
   static bool ofVersion(const TransactionShm& t) noexcept { return (t.flags & kGtpv1) == 0; }
   static bool isCreation(const TransactionShm& t) noexcept { return ofVersion(t) && t.message_type == kCreateRequest; }
   static bool isRequest(uint8_t type) noexcept {
@@ -176,7 +176,7 @@ struct V1Traits {
   static constexpr auto kRestartNotification = static_cast<uint8_t>(MessageType::kDeletePdpContextRequest);
   static constexpr auto kOrphanDeletion = static_cast<uint8_t>(MessageType::kDeletePdpContextRequest);
 
-  static bool accepted(uint8_t cause) noexcept { return cause >= kV1FirstAcceptance && cause < kV1FirstRejection; }
+  static bool accepted(uint8_t cause) noexcept { return gtp::v1::causeAccepted(cause); }
   static bool ofVersion(const TransactionShm& t) noexcept { return (t.flags & kGtpv1) != 0; }
   static bool isCreation(const TransactionShm& t) noexcept { return ofVersion(t) && t.message_type == kCreateRequest; }
   static bool isRequest(uint8_t type) noexcept {

@@ -485,7 +485,7 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
           wait);
     }
   }
-  status.state.store(static_cast<uint32_t>(group::ProcessState::kStopped), std::memory_order_release);
+  group::announceStopped(status);
 }
 
 }  // namespace gtpcp::worker
