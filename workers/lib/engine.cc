@@ -43,21 +43,10 @@ void Engine::setPersist(PersistSink* sink) noexcept {
   }
 }
 
-void Engine::arrived(const Arrival& arrival) noexcept {
-  now_ns_ = std::max(now_ns_, arrival.now_ns);
-  now_wall_ns_ = arrival.wall_ns;
-}
 
 void Engine::advance(uint64_t now_ns) noexcept {
   now_ns_ = std::max(now_ns_, now_ns);
   if (changes_) now_wall_ns_ = realtimeNs();
-}
-
-uint32_t Engine::nextV2Sequence(bool command) noexcept {
-  const uint64_t per_worker = kCommandBit / settings_.workers;
-  const uint64_t n = header_.sequence_counter++;
-  const auto sequence = static_cast<uint32_t>(settings_.index + settings_.workers * (n % per_worker));
-  return command ? (sequence | kCommandBit) : sequence;
 }
 
 uint16_t Engine::nextV1Sequence(Leg toward) noexcept {
@@ -167,8 +156,5 @@ net::Address Engine::proxyAddress(Leg leg, uint8_t family) const noexcept {
   return socket == group::kNoSocket ? net::Address{} : settings_.sockets.sockets[socket];
 }
 
-uint8_t Engine::socketFamily(uint8_t socket) const noexcept {
-  return socket < settings_.sockets.sockets.size() ? settings_.sockets.sockets[socket].family : 0;
-}
 
 }  // namespace gtpcp::worker

@@ -23,6 +23,7 @@
 #include "common/group/socket_plan.h"
 #include "common/gtp/v1/message.h"
 #include "common/gtp/v2/message.h"
+#include "gtp_constants.h"
 #include "common/net/address.h"
 #include "arrival.h"
 #include "egress.h"
@@ -80,7 +81,10 @@ class Engine {
 
   // -- time: the latest CLOCK_MONOTONIC reading seen, and the CLOCK_REALTIME
   // of the datagram or turn being handled (session records carry it).
-  void arrived(const Arrival& arrival) noexcept;
+  void arrived(const Arrival& arrival) noexcept {
+    now_ns_ = std::max(now_ns_, arrival.now_ns);
+    now_wall_ns_ = arrival.wall_ns;
+  }
   void advance(uint64_t now_ns) noexcept;
   uint64_t now() const noexcept { return now_ns_; }
 
@@ -88,7 +92,12 @@ class Engine {
   // a command-triggered request, kept so). GTPv1: 16 bits, counted per leg;
   // a number still pending on that leg (a request unanswered for a whole
   // lap) is skipped.
-  uint32_t nextV2Sequence(bool command) noexcept;
+  uint32_t nextV2Sequence(bool command) noexcept {
+    const uint64_t per_worker = kCommandBit / settings_.workers;
+    const uint64_t n = header_.sequence_counter++;
+    const auto sequence = static_cast<uint32_t>(settings_.index + settings_.workers * (n % per_worker));
+    return command ? (sequence | kCommandBit) : sequence;
+  }
   uint16_t nextV1Sequence(Leg toward) noexcept;
 
   // -- transactions
@@ -129,7 +138,9 @@ class Engine {
   // -- the proxy's addresses
   // The proxy's address on `leg` in `family`, invalid when it has none.
   net::Address proxyAddress(Leg leg, uint8_t family) const noexcept;
-  uint8_t socketFamily(uint8_t socket) const noexcept;
+  uint8_t socketFamily(uint8_t socket) const noexcept {
+    return socket < settings_.sockets.sockets.size() ? settings_.sockets.sockets[socket].family : 0;
+  }
   // A session's peer on `leg`, and the socket the proxy reaches it from.
   static Endpoint& peer(SessionShm& session, Leg leg) noexcept {
     return leg == Leg::kGateway ? session.pgw : session.sgw;

@@ -36,11 +36,6 @@ net::Address GatewayWatch::address(uint16_t gateway) const noexcept {
                     : net::Address::v4(std::get<gtp::Ipv4>(g.address), g.port);
 }
 
-uint8_t GatewayWatch::groupRecovery() const noexcept {
-  return table_ != nullptr ? static_cast<uint8_t>(table_->recovery.load(std::memory_order_relaxed))
-                           : engine_.settings().recovery;
-}
-
 void GatewayWatch::map() {
   const std::size_t n = engine_.routing().gateways().size();
   std::vector<Watched> watched(n);

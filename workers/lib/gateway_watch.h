@@ -36,7 +36,10 @@ class GatewayWatch {
   // Gateway `gateway` of the routing document as an address.
   net::Address address(uint16_t gateway) const noexcept;
   // The group's Recovery: the forwarder's (what it answers Echo with), else the settings'.
-  uint8_t groupRecovery() const noexcept;
+  uint8_t groupRecovery() const noexcept {
+    return table_ != nullptr ? static_cast<uint8_t>(table_->recovery.load(std::memory_order_relaxed))
+                             : engine_.settings().recovery;
+  }
 
   // A Recovery IE in a message from `gateway`: a changed value is a restart,
   // which took the sessions created before `before_wall_ns`.

@@ -32,18 +32,6 @@ void Procedures<V>::decodeFailed(const Arrival& arrival, std::span<const uint8_t
 }
 
 template <class V>
-void Procedures<V>::dispatch(Context& c) noexcept {
-  const uint8_t type = c.message.header().message_type;
-  if (V::isRequest(type)) {
-    handleRequest(c);
-  } else if (V::isResponse(type)) {
-    handleResponse(c);
-  } else {
-    self().otherMessage(c);
-  }
-}
-
-template <class V>
 void Procedures<V>::handleRequest(Context& c) noexcept {
   const typename V::Header& h = c.message.header();
   // GTPv2 Echo (T=0) is the forwarder's; no other request without a TEID

@@ -100,4 +100,18 @@ class Procedures {
   void relayResponse(Context& c, TransactionShm& t, SessionShm& s) noexcept;
 };
 
+// In the header: each version's handle() calls it for every datagram, and
+// inlines it there.
+template <class V>
+inline void Procedures<V>::dispatch(Context& c) noexcept {
+  const uint8_t type = c.message.header().message_type;
+  if (V::isRequest(type)) {
+    handleRequest(c);
+  } else if (V::isResponse(type)) {
+    handleResponse(c);
+  } else {
+    self().otherMessage(c);
+  }
+}
+
 }  // namespace gtpcp::worker
