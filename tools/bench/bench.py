@@ -781,6 +781,13 @@ def main():
         for b in json.loads(r.stdout)["benchmarks"]:
             if b.get("aggregate_name") == "median":
                 log(f"    {b['run_name']:<42} {b['real_time']:8.1f} ns")
+        log("  worker procedures alone, per Modify Bearer transaction (request and response; Google Benchmark, median of 5):")
+        r = subprocess.run([os.path.join(args.bin, "gtpcp-bench-worker"), "--benchmark_repetitions=5",
+                            "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+                           capture_output=True, text=True, timeout=300)
+        for b in json.loads(r.stdout)["benchmarks"]:
+            if b.get("aggregate_name") == "median":
+                log(f"    {b['run_name']:<42} {b['real_time']:8.1f} ns")
 
 
 if __name__ == "__main__":
