@@ -774,21 +774,20 @@ def main():
 
     if not args.no_codec:
         log("")
-        log("  codec (Google Benchmark, median of 5):")
-        r = subprocess.run([os.path.join(args.bin, "gtpcp-bench-codec"), "--benchmark_repetitions=5",
-                            "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
-                           capture_output=True, text=True, timeout=300)
-        for b in json.loads(r.stdout)["benchmarks"]:
-            if b.get("aggregate_name") == "median":
-                log(f"    {b['run_name']:<42} {b['real_time']:8.1f} ns")
-        log("  worker procedures alone, per Modify Bearer transaction (request and response; Google Benchmark, median of 5):")
-        r = subprocess.run([os.path.join(args.bin, "gtpcp-bench-worker"), "--benchmark_repetitions=5",
-                            "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
-                           capture_output=True, text=True, timeout=300)
-        for b in json.loads(r.stdout)["benchmarks"]:
-            if b.get("aggregate_name") == "median":
-                log(f"    {b['run_name']:<42} {b['real_time']:8.1f} ns")
+        micro_benchmark(args.bin, "gtpcp-bench-codec", "codec (Google Benchmark, median of 5):")
+        micro_benchmark(args.bin, "gtpcp-bench-worker", "worker procedures alone, per Modify Bearer transaction "
+                        "(request and response; Google Benchmark, median of 5):")
 
+
+def micro_benchmark(bin_dir, program, title):
+    """Runs a Google Benchmark program and prints the median of each benchmark."""
+    log(f"  {title}")
+    r = subprocess.run([os.path.join(bin_dir, program), "--benchmark_repetitions=5",
+                        "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+                       capture_output=True, text=True, timeout=300)
+    for b in json.loads(r.stdout)["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            log(f"    {b['run_name']:<42} {b['real_time']:8.1f} ns")
 
 if __name__ == "__main__":
     try:
