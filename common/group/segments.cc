@@ -12,6 +12,13 @@ ring::Result<ring::SharedSegment> attachOwned(const std::string& name, uint32_t 
                                               std::string_view owner, std::chrono::milliseconds wait) {
   const uint64_t deadline = monotonicNs() + static_cast<uint64_t>(wait.count()) * 1'000'000;
   for (;;) {
+    // Missing (the usual answer of a look with no wait): said without going
+    // through the attach, which reports it by an exception inside.
+    if (!ring::SharedSegment::exists(name)) {
+      if (monotonicNs() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
     auto segment = ring::SharedSegment::attach(name, kind);
     if (segment) {
       if (segment->payloadSize() < min_size)
@@ -23,15 +30,13 @@ ring::Result<ring::SharedSegment> attachOwned(const std::string& name, uint32_t 
       return segment;
     }
     if (segment.error().code != ring::Errc::kNotFound) return tl::unexpected(segment.error());
-    if (monotonicNs() >= deadline) {
-      return ring::fail(ring::Errc::kNotFound,
-                        "shared memory " + name + " does not exist: it is made by " + std::string(owner) +
-                            (wait.count() > 0 ? ", which has not made it within " + std::to_string(wait.count()) +
-                                                    " ms"
-                                              : ", which has not made it yet"));
-    }
+    if (monotonicNs() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  return ring::fail(ring::Errc::kNotFound,
+                    "shared memory " + name + " does not exist: it is made by " + std::string(owner) +
+                        (wait.count() > 0 ? ", which has not made it within " + std::to_string(wait.count()) + " ms"
+                                          : ", which has not made it yet"));
 }
 
 std::vector<std::string> groupSegments(const Paths& paths, uint32_t workers) {

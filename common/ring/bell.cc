@@ -1,5 +1,7 @@
 #include "common/ring/bell.h"
 
+#include "common/ring/dekker_fence.h"
+
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -62,7 +64,7 @@ BellListener::~BellListener() {
 void BellListener::announceSleep(BellShm& bell) noexcept {
   // BELL-S1, BELL-F1: pair with BELL-F2 in BellRinger::ring().
   bell.sleeping.store(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  dekkerFence();
 }
 
 void BellListener::endSleep(BellShm& bell) noexcept {
@@ -102,7 +104,7 @@ BellRinger::~BellRinger() {
 void BellRinger::ring(const BellShm* bell) noexcept {
   // BELL-F2: pairs with BELL-F1 in BellListener::announceSleep(): our
   // publish, then its flag. Relaxed load: the fences order it.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  dekkerFence();
   if (bell != nullptr && bell->sleeping.load(std::memory_order_relaxed) == 0) return;
   ringNow();
 }

@@ -8,6 +8,8 @@
 #include <climits>
 #include <ctime>
 
+#include "common/ring/dekker_fence.h"
+
 namespace gtpcp::ring {
 
 namespace {
@@ -16,20 +18,6 @@ uint32_t* futexWord(std::atomic<uint32_t>* word) {
   return reinterpret_cast<uint32_t*>(word);
 }
 
-// Fences DOOR-F1 and DOOR-F2 order plain loads and stores of different atomics (Dekker):
-// ThreadSanitizer does not model fences, and GCC says so (-Wtsan). That is
-// harmless here: the fences guard no plain data (the ring's own release and
-// acquire on head and tail do), only the "no lost wake-up" property, which the
-// tests check by behaviour; the fence instruction is still executed.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-// DOOR-F1 and DOOR-F2 are this fence, each side's.
-inline void dekkerFence() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#pragma GCC diagnostic pop
-#endif
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "common/ring/segment.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -259,6 +261,13 @@ Result<SharedSegment> SharedSegment::attach(const std::string& name, uint32_t ki
   auto region = openExisting(name, kind, 0, &size);
   if (!region) return tl::unexpected<Error>(std::move(region.error()));
   return SharedSegment(name, std::move(*region), size, false);
+}
+
+bool SharedSegment::exists(const std::string& name) noexcept {
+  const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
 }
 
 bool SharedSegment::remove(const std::string& name) {

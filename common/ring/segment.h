@@ -74,6 +74,11 @@ class SharedSegment {
   // when there was nothing to remove (or the system refused).
   static bool remove(const std::string& name);
 
+  // Whether `name` exists, without attaching: one shm_open(2), no exception
+  // on the way (a process that looks for a neighbour's segment in its loop
+  // until the neighbour made it).
+  static bool exists(const std::string& name) noexcept;
+
   SharedSegment(SharedSegment&&) noexcept;
   SharedSegment& operator=(SharedSegment&&) noexcept;
   SharedSegment(const SharedSegment&) = delete;
