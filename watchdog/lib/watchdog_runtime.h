@@ -1,6 +1,7 @@
 // gtpcp-thread-watchdog, apart from its main: the heartbeat socket, the
-// Supervisor's verdicts carried out through the launcher's Group (which knows
-// how to start each process), and what it did written for gtpcp status.
+// Supervisor's verdicts carried out through the group's process control
+// (common/group/process_control.h, which knows how to start each process),
+// and what it did written for gtpcp status.
 #pragma once
 
 #include <atomic>

@@ -205,7 +205,7 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
         uint64_t start = 0;
         if (getrandom(&start, sizeof start, 0) != sizeof start) start = static_cast<uint64_t>(monotonicNs());
         h->sequence_counter = start;
-        // GTPv1's 16-bit numbers, one start per leg (worker_shm.h).
+        // GTPv1's 16-bit numbers, one start per leg (common/group/worker_shm.h).
         h->v1_sequence_counter[0] = static_cast<uint16_t>(start >> 32);
         h->v1_sequence_counter[1] = static_cast<uint16_t>(start >> 48);
         return {};
