@@ -22,13 +22,9 @@ int main(int argc, char** argv) {
   CLI::App app{"gtpcp-forwarder: receives and sends the group's GTP-C datagrams"};
   gtpcp::group::ProcessArgs args;
   gtpcp::group::addProcessOptions(app, args);
-  CLI11_PARSE(app, argc, argv);
-  if (args.check) return gtpcp::config::checkConfigMain(args.config_path, std::cout);
-  const std::string& config_path = args.config_path;
-  auto config = gtpcp::group::loadProcessConfig(config_path);
-  if (!config) return 1;
-  gtpcp::log::init("forwarder", gtpcp::config::logLevelName(config->log.level),
-                   gtpcp::group::pathsOf(*config).logFile("forwarder"));
+  int exit_code = 0;
+  auto config = gtpcp::group::startProcess(app, args, argc, argv, "forwarder", exit_code);
+  if (!config) return exit_code;
 
   gtpcp::forwarder::ForwarderOptions options;
   options.paths = gtpcp::group::pathsOf(*config);
@@ -40,6 +36,7 @@ int main(int argc, char** argv) {
   options.batch = config->rings.batch;
   options.socket_buffer_bytes = static_cast<int>(config->gtpc.socket_buffer_bytes);
   options.sockets = gtpcp::group::socketPlanOf(*config);
+  options.freebind = config->bgp.mode == gtpcp::config::InstanceConfig::Bgp::Mode::kFrr;
   // The launcher settles the group's Recovery (kept in Redis) at each start;
   // without it (the forwarder started alone), the configured one.
   options.recovery = config->gtpc.recovery;

@@ -1,8 +1,8 @@
 // gtpcp: the operator's command for a group on this host.
 //   gtpcp [-c gtpcp.yaml] start | stop [--keep-state] [--drain-ms MS] | status [--json]
 //                         | restart PROCESS | drain [--off] | reload [--routing FILE]
-//                         | check-config | session IMSI
-// status, restart, drain, reload and stop go through the control channel the
+//                         | switchover [--off] | check-config | session IMSI
+// status, restart, drain, reload, switchover and stop go through the control channel the
 // thread watchdog serves; status, restart and stop fall back to acting
 // directly when it does not answer.
 #include <chrono>
@@ -87,6 +87,10 @@ int main(int argc, char** argv) {
   auto* drain = app.add_subcommand("drain", "refuse new sessions (cause 73) until drain --off");
   bool drain_off = false;
   drain->add_flag("--off", drain_off, "take new sessions again");
+  auto* switchover = app.add_subcommand(
+      "switchover", "withdraw the service addresses from BGP here: peers move to the other instance, this one keeps answering");
+  bool switchover_off = false;
+  switchover->add_flag("--off", switchover_off, "announce them again (after bgp.return_hold_ms of health)");
   auto* reload = app.add_subcommand("reload", "validate the routing document and apply it to every process");
   std::string routing_path;
   reload->add_option("--routing", routing_path, "another routing document (default: the one gtpcp.yaml names, read again)");
@@ -165,6 +169,13 @@ int main(int argc, char** argv) {
     ControlRequest request;
     request.mutable_drain()->set_on(!drain_off);
     if (auto reply = ask(group, request, kQuickMs, why)) return print(*reply);
+    std::cerr << why << "\n";
+    return 1;
+  }
+  if (switchover->parsed()) {
+    ControlRequest request;
+    request.mutable_switchover()->set_on(!switchover_off);
+    if (auto reply = ask(group, request, int(group.config().bgp.lease_ms) + kQuickMs, why)) return print(*reply);
     std::cerr << why << "\n";
     return 1;
   }

@@ -19,18 +19,15 @@ int main(int argc, char** argv) {
   CLI::App app{"gtpcp-persister: session changes into Redis"};
   gtpcp::group::ProcessArgs args;
   gtpcp::group::addProcessOptions(app, args);
-  CLI11_PARSE(app, argc, argv);
-  if (args.check) return gtpcp::config::checkConfigMain(args.config_path, std::cout);
+  int exit_code = 0;
+  auto config = gtpcp::group::startProcess(app, args, argc, argv, "persister", exit_code);
+  if (!config) return exit_code;
   const std::string& config_path = args.config_path;
-  auto config = gtpcp::group::loadProcessConfig(config_path);
-  if (!config) return 1;
   using Mode = gtpcp::config::InstanceConfig::Storage::Mode;
   if (config->storage.mode == Mode::kOff) {
     std::cerr << config_path << ": storage.mode: off, so there is nothing for gtpcp-persister to do\n";
     return 1;
   }
-  gtpcp::log::init("persister", gtpcp::config::logLevelName(config->log.level),
-                   gtpcp::group::pathsOf(*config).logFile("persister"));
 
   gtpcp::persister::PersisterOptions options;
   options.paths = gtpcp::group::pathsOf(*config);

@@ -31,7 +31,8 @@ BUILD_PACKAGES=(cmake ninja-build g++ pkg-config python3 libexpected-dev nlohman
                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libboost-dev
                 libyaml-cpp-dev libspdlog-dev libfmt-dev libhiredis-dev libzmq3-dev cppzmq-dev
                 protobuf-compiler libprotobuf-dev redis-server)
-TEST_PACKAGES=(tshark clang libclang-rt-14-dev python3-scapy iproute2 util-linux redis-tools osmo-ggsn osmo-gtphub)
+TEST_PACKAGES=(tshark clang libclang-rt-14-dev python3-scapy iproute2 util-linux redis-tools osmo-ggsn osmo-gtphub
+               frr iputils-ping)
 
 missing_packages() {
   local p

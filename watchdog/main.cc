@@ -20,12 +20,9 @@ int main(int argc, char** argv) {
   CLI::App app{"gtpcp-thread-watchdog: replaces dead or hung processes of the group"};
   gtpcp::group::ProcessArgs args;
   gtpcp::group::addProcessOptions(app, args);
-  CLI11_PARSE(app, argc, argv);
-  if (args.check) return gtpcp::config::checkConfigMain(args.config_path, std::cout);
-  auto config = gtpcp::group::loadProcessConfig(args.config_path);
-  if (!config) return 1;
-  gtpcp::log::init("watchdog", gtpcp::config::logLevelName(config->log.level),
-                   gtpcp::group::pathsOf(*config).logFile("watchdog"));
+  int exit_code = 0;
+  auto config = gtpcp::group::startProcess(app, args, argc, argv, "watchdog", exit_code);
+  if (!config) return exit_code;
 
   gtpcp::group::ProcessControl group(*config, args.config_path, gtpcp::group::selfDirectory());
   gtpcp::watchdog::SupervisorSettings settings;
@@ -33,6 +30,10 @@ int main(int argc, char** argv) {
   settings.max_restarts = config->watchdog.max_restarts;
   gtpcp::watchdog::ControlSettings control;
   control.stop_drain_ms = config->watchdog.stop_drain_ms;
+  control.bgp = config->bgp.mode == gtpcp::config::InstanceConfig::Bgp::Mode::kFrr;
+  // The bgp-watchdog sees the request within one of its turns and the bridge
+  // applies it within one of its own; past this, something is wrong.
+  control.withdraw_wait_ms = config->bgp.lease_ms + 1000;
   auto runtime = gtpcp::watchdog::WatchdogRuntime::open(group, settings, control);
   if (!runtime) return gtpcp::group::cannotStart(runtime.error());
   const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();

@@ -5,8 +5,8 @@
 // section), add its tests, and regenerate config/gtpcp.yaml:
 //   GTPCP_UPDATE_EXAMPLES=1 gtpcp_config_tests --gtest_filter=InstanceExample.*
 // Cross-key rules (one address at least, one CPU per worker, paths) are in
-// crossCheck(); derived values are computed in derive() and checked in
-// checkDerived().
+// crossCheck(), those of the bgp section in crossCheckBgp(); derived values
+// are computed in derive() and checked in checkDerived().
 #include "common/config/instance.h"
 
 #include <algorithm>
@@ -33,6 +33,8 @@ struct KeyValue {
   std::string text;     // kName, kPath
   std::vector<int64_t> list;
   std::vector<InstanceConfig::Storage::Server> endpoints;  // kEndpointList
+  std::vector<std::string> addresses;                      // kAddressList, canonical text
+  std::vector<InstanceConfig::Bgp::Neighbor> neighbors;    // kNeighborList
   gtp::Ipv4 ipv4;
   gtp::Ipv6 ipv6;
 };
@@ -57,6 +59,23 @@ std::string showNumber(T value) {
 }
 std::string showAddress(const std::optional<gtp::Ipv4>& a) { return a ? gtp::toString(*a) : ""; }
 std::string showAddress(const std::optional<gtp::Ipv6>& a) { return a ? gtp::toString(*a) : ""; }
+std::string showTexts(const std::vector<std::string>& texts) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < texts.size(); ++i) out += (i ? ", " : "") + quote(texts[i]);
+  return out + "]";
+}
+// Holds the passwords, so that changedKeys() sees a new one: compare it, never
+// log it.
+std::string showNeighbors(const std::vector<InstanceConfig::Bgp::Neighbor>& neighbors) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < neighbors.size(); ++i) {
+    const auto& n = neighbors[i];
+    out += (i ? ", " : "") + std::string("{address: ") + quote(n.address) +
+           ", as: " + std::to_string(n.remote_as) +
+           (n.password.empty() ? "" : ", password: " + quote(n.password)) + "}";
+  }
+  return out + "]";
+}
 
 // clang-format off
 constexpr KeyInfo kKeys[] = {
@@ -259,6 +278,111 @@ constexpr KeyInfo kKeys[] = {
    .store = [](InstanceConfig& c, const KeyValue& v) { c.watchdog.stop_drain_ms = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.watchdog.stop_drain_ms); }},
 
+  {.path = "bgp", .type = KeyType::kSection,
+   .doc = "BGP: while this instance is healthy, this host's FRR announces the group's service addresses to the routers."},
+  {.path = "bgp.mode", .type = KeyType::kEnum, .default_value = "off", .choices = "off|frr",
+   .doc = "Who announces: off (the group does not use BGP: no bgp-watchdog, no bridge) or frr (gtpcp-bgpd-bridge "
+          "drives this host's FRR through vtysh).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.mode = static_cast<InstanceConfig::Bgp::Mode>(v.integer); },
+   .show = [](const InstanceConfig& c) { return std::string(c.bgp.mode == InstanceConfig::Bgp::Mode::kFrr ? "frr" : "off"); }},
+  {.path = "bgp.role", .type = KeyType::kEnum, .default_value = "active", .choices = "active|standby",
+   .doc = "This instance's route: active, or standby (announced too, but made worse by standby_med and "
+          "standby_prepend, so that routers use it only while the active's is withdrawn).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.role = static_cast<InstanceConfig::Bgp::Role>(v.integer); },
+   .show = [](const InstanceConfig& c) { return std::string(c.bgp.role == InstanceConfig::Bgp::Role::kStandby ? "standby" : "active"); }},
+  // At most the four gtpc addresses, each once.
+  {.path = "bgp.service_addresses", .type = KeyType::kAddressList, .min = 0, .max = 4, .default_value = "[]",
+   .doc = "Addresses announced, as /32 or /128, each one of the gtpc addresses; []: every gtpc address, access and "
+          "gateway.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.service_addresses = v.addresses; },
+   .show = [](const InstanceConfig& c) { return showTexts(c.bgp.service_addresses); }},
+  {.path = "bgp.local_as", .type = KeyType::kInteger, .min = 1, .max = 4294967295, .flags = KeyInfo::kCommentedInExample,
+   .doc = "This host's AS number; bgp.mode frr needs it.", .example = "65001",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.local_as = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return c.bgp.local_as == 0 ? std::string() : showNumber(c.bgp.local_as); }},
+  {.path = "bgp.router_id", .type = KeyType::kIpv4, .flags = KeyInfo::kCommentedInExample,
+   .doc = "BGP router ID of this host's bgpd; left out, FRR picks one of the host's addresses.",
+   .example = "10.250.0.1",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.router_id = v.ipv4; },
+   .show = [](const InstanceConfig& c) { return showAddress(c.bgp.router_id); }},
+  {.path = "bgp.neighbors", .type = KeyType::kNeighborList, .min = 0, .max = 16, .default_value = "[]",
+   .flags = KeyInfo::kCommentedInExample,
+   .doc = "The routers to announce to, each {address: IPv4 or IPv6, as: 1..4294967295, password: optional TCP MD5 "
+          "key of 1 to 80 printable characters without spaces}; bgp.mode frr needs one at least.",
+   .example = "[{address: 10.250.0.2, as: 65000}]",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.neighbors = v.neighbors; },
+   .show = [](const InstanceConfig& c) { return showNeighbors(c.bgp.neighbors); }},
+  {.path = "bgp.standby_med", .type = KeyType::kInteger, .min = 0, .max = 4294967295, .default_value = "200",
+   .doc = "MED of the standby's route: routers prefer the lower MED, but compare it only between routes from one "
+          "neighbouring AS (hence standby_prepend).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.standby_med = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.standby_med); }},
+  {.path = "bgp.standby_prepend", .type = KeyType::kInteger, .min = 0, .max = 10, .default_value = "3",
+   .doc = "Extra copies of local_as the standby prepends to its AS path, which makes its route worse seen from any AS.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.standby_prepend = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.standby_prepend); }},
+  {.path = "bgp.bfd", .type = KeyType::kSection,
+   .doc = "BFD on each neighbour session: a dead link or router is noticed in interval_ms x multiplier, not after the BGP hold time."},
+  {.path = "bgp.bfd.enabled", .type = KeyType::kEnum, .default_value = "on", .choices = "on|off",
+   .doc = "With on, BFD watches each neighbour session; with off, a dead neighbour is noticed only when the BGP hold "
+          "time expires.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.bfd = v.integer == 0; },
+   .show = [](const InstanceConfig& c) { return std::string(c.bgp.bfd ? "on" : "off"); }},
+  {.path = "bgp.bfd.interval_ms", .type = KeyType::kInteger, .min = 50, .max = 60000, .default_value = "300",
+   .doc = "Transmit and receive interval of BFD control packets, in milliseconds.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.bfd_interval_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.bfd_interval_ms); }},
+  {.path = "bgp.bfd.multiplier", .type = KeyType::kInteger, .min = 2, .max = 255, .default_value = "3",
+   .doc = "BFD packets missed in a row after which the neighbour is declared down.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.bfd_multiplier = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.bfd_multiplier); }},
+  {.path = "bgp.check_interval_ms", .type = KeyType::kInteger, .min = 100, .max = 60000, .default_value = "1000",
+   .doc = "How often the bgp-watchdog judges this instance's health and renews its verdict.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.check_interval_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.check_interval_ms); }},
+  {.path = "bgp.withdraw_hold_ms", .type = KeyType::kInteger, .min = 0, .max = 600000, .default_value = "10000",
+   .doc = "A recoverable fault (such as storage slow to acknowledge) withdraws the route only when it lasts this long; "
+          "an unrecoverable one withdraws it at once.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.withdraw_hold_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.withdraw_hold_ms); }},
+  {.path = "bgp.return_hold_ms", .type = KeyType::kInteger, .min = 0, .max = 3600000, .default_value = "30000",
+   .doc = "After a withdrawal, the instance must be healthy this long, continuously, before its route is announced again.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.return_hold_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.return_hold_ms); }},
+  {.path = "bgp.damping", .type = KeyType::kSection,
+   .doc = "An instance that keeps failing returns later, so that the routers do not follow every flap."},
+  {.path = "bgp.damping.flaps", .type = KeyType::kInteger, .min = 1, .max = 1000, .default_value = "3",
+   .doc = "This many unhealthy spells within window_s make the return hold-down hold_ms instead of return_hold_ms.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.damping_flaps = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.damping_flaps); }},
+  {.path = "bgp.damping.window_s", .type = KeyType::kInteger, .min = 1, .max = 86400, .default_value = "300",
+   .doc = "Seconds over which the unhealthy spells are counted.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.damping_window_s = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.damping_window_s); }},
+  {.path = "bgp.damping.hold_ms", .type = KeyType::kInteger, .min = 0, .max = 86400000, .default_value = "300000",
+   .doc = "Return hold-down, in milliseconds, of an instance that flapped flaps times within window_s.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.damping_hold_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.damping_hold_ms); }},
+  {.path = "bgp.lease_ms", .type = KeyType::kInteger, .min = 500, .max = 60000, .default_value = "2000",
+   .doc = "The bridge withdraws the route when the bgp-watchdog's last verdict is older than this, so that a hung "
+          "bgp-watchdog cannot keep it announced; longer than check_interval_ms.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.lease_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.lease_ms); }},
+  {.path = "bgp.storage_ack_ms", .type = KeyType::kInteger, .min = 100, .max = 600000, .default_value = "5000",
+   .doc = "With storage.persist async, changes Redis leaves unacknowledged longer than this are a recoverable fault.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.storage_ack_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.storage_ack_ms); }},
+  {.path = "bgp.vtysh", .type = KeyType::kPath, .default_value = "/usr/bin/vtysh",
+   .doc = "FRR's vtysh, through which the bridge configures bgpd and bfdd.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.vtysh.configured = v.text; },
+   .show = [](const InstanceConfig& c) { return c.bgp.vtysh.resolved; }},
+  // A path cannot be empty: FRR's default is the key left out.
+  {.path = "bgp.vty_socket_dir", .type = KeyType::kPath, .flags = KeyInfo::kCommentedInExample,
+   .doc = "Directory of FRR's vty sockets (vtysh --vty_socket); left out, FRR's default.",
+   .example = "/var/run/frr",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.vty_socket_dir = v.text; },
+   .show = [](const InstanceConfig& c) { return c.bgp.vty_socket_dir; }},
+
   {.path = "cpu", .type = KeyType::kSection, .doc = "CPU pinning."},
   {.path = "cpu.forwarder", .type = KeyType::kInteger, .min = -1, .max = 1023, .default_value = "-1",
    .doc = "CPU the forwarder is pinned to; -1 leaves it unpinned.",
@@ -366,6 +490,159 @@ std::optional<InstanceConfig::Storage::Server> parseEndpoint(std::string_view te
   return out;
 }
 
+// An IPv4 or IPv6 unicast literal in `node`, as canonical text; reported at
+// `line` under `key` otherwise.
+std::optional<std::string> readAnyAddress(const YAML::Node& node, int line, const std::string& key,
+                                          Diagnostics& diag) {
+  const std::string* text = detail::readScalar(node, line, key, "an IPv4 or IPv6 address", diag);
+  if (!text) return std::nullopt;
+  std::string problem;
+  std::string canonical;
+  gtp::Ipv4 v4;
+  gtp::Ipv6 v6;
+  if (gtp::parseIpv4(*text, v4)) {
+    problem = detail::unicastProblem(v4);
+    canonical = gtp::toString(v4);
+  } else if (gtp::parseIpv6(*text, v6)) {
+    problem = detail::unicastProblem(v6);
+    canonical = gtp::toString(v6);
+  } else {
+    problem = "is not an IPv4 or IPv6 address";
+  }
+  if (!problem.empty()) {
+    diag.error(line, key, quote(*text) + " " + problem);
+    return std::nullopt;
+  }
+  return canonical;
+}
+
+// `node` is a list of at most `key.max` entries; reports it otherwise.
+bool checkList(const KeyInfo& key, const YAML::Node& node, int line, std::string_view expected,
+               Diagnostics& diag) {
+  if (!node.IsSequence()) {
+    diag.error(line, std::string(key.path),
+               "expected " + std::string(expected) + ", found " + std::string(detail::kindOf(node)));
+    return false;
+  }
+  if (node.size() > static_cast<std::size_t>(key.max)) {
+    diag.error(line, std::string(key.path),
+               "has " + std::to_string(node.size()) + " entries; at most " + std::to_string(key.max));
+    return false;
+  }
+  return true;
+}
+
+int itemLine(const YAML::Node& item, int list_line) {
+  const int line = detail::lineOf(item);
+  return line != 0 ? line : list_line;
+}
+
+std::optional<KeyValue> readAddressList(const KeyInfo& key, const YAML::Node& node, int line,
+                                        Diagnostics& diag) {
+  if (!checkList(key, node, line, "a list of IPv4 and IPv6 addresses", diag)) return std::nullopt;
+  const std::size_t errors = diag.count();
+  KeyValue v;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node item = node[i];
+    const int item_line = itemLine(item, line);
+    const std::string item_path = detail::indexKey(key.path, i);
+    std::optional<std::string> address = readAnyAddress(item, item_line, item_path, diag);
+    if (!address) continue;
+    // Compared as canonical text, so "2001:db8::1" and "2001:DB8:0::1" are one.
+    auto same = std::find(v.addresses.begin(), v.addresses.end(), *address);
+    if (same != v.addresses.end()) {
+      diag.error(item_line, item_path,
+                 quote(*address) + " is listed twice (also " +
+                     detail::indexKey(key.path, static_cast<std::size_t>(same - v.addresses.begin())) + ")");
+      continue;
+    }
+    v.addresses.push_back(std::move(*address));
+  }
+  if (diag.count() != errors) return std::nullopt;
+  return v;
+}
+
+// A TCP MD5 key as FRR takes it on one vtysh line. The message never repeats
+// the password: error output ends up in logs and terminals.
+std::string passwordProblem(std::string_view password) {
+  constexpr std::size_t kMaxPasswordChars = 80;  // TCP_MD5SIG_MAXKEYLEN
+  if (password.empty()) return "must not be empty";
+  if (password.size() > kMaxPasswordChars)
+    return "is " + std::to_string(password.size()) + " characters long; at most " +
+           std::to_string(kMaxPasswordChars);
+  for (std::size_t i = 0; i < password.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(password[i]);
+    if (ch <= 0x20 || ch >= 0x7f)
+      return "character " + std::to_string(i + 1) + " is a space or not printable ASCII; a password is 1 to " +
+             std::to_string(kMaxPasswordChars) + " of ! to ~";
+  }
+  return "";
+}
+
+constexpr std::string_view kNeighborKeys[] = {"address", "as", "password"};
+
+std::optional<KeyValue> readNeighbors(const KeyInfo& key, const YAML::Node& node, int line,
+                                      Diagnostics& diag) {
+  if (!checkList(key, node, line, "a list of {address, as, password}", diag)) return std::nullopt;
+  const std::size_t errors = diag.count();
+  KeyValue v;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node item = node[i];
+    const int item_line = itemLine(item, line);
+    const std::string item_path = detail::indexKey(key.path, i);
+    if (!item.IsMap()) {
+      diag.error(item_line, item_path,
+                 "expected a mapping of address, as and password, found " + std::string(detail::kindOf(item)));
+      continue;
+    }
+    InstanceConfig::Bgp::Neighbor n;
+    bool has_address = false;
+    bool has_as = false;
+    int address_line = item_line;
+    for (const MapEntry& e : detail::mapEntries(item, item_path, diag)) {
+      const bool known = std::find(std::begin(kNeighborKeys), std::end(kNeighborKeys), e.key) !=
+                         std::end(kNeighborKeys);
+      if (!known) {
+        detail::reportUnknownKey(diag, e, kNeighborKeys);
+        continue;
+      }
+      has_address = has_address || e.key == "address";
+      if (e.key == "address") address_line = e.line;
+      has_as = has_as || e.key == "as";
+      if (e.value.IsNull()) {
+        diag.error(e.line, e.path, "has no value");
+      } else if (e.key == "address") {
+        if (auto address = readAnyAddress(e.value, e.line, e.path, diag)) n.address = std::move(*address);
+      } else if (e.key == "as") {
+        if (auto as = detail::readInteger(e.value, e.line, e.path, 1, 4294967295, diag))
+          n.remote_as = static_cast<uint32_t>(*as);
+      } else if (const std::string* password =
+                     detail::readScalar(e.value, e.line, e.path, "a password", diag)) {
+        if (std::string problem = passwordProblem(*password); !problem.empty())
+          diag.error(e.line, e.path, problem);
+        else
+          n.password = *password;
+      }
+    }
+    if (!has_address) diag.error(item_line, item_path + ".address", "required key is missing");
+    if (!has_as) diag.error(item_line, item_path + ".as", "required key is missing");
+    if (n.address.empty()) continue;
+    // FRR keeps one session per neighbour address: a second entry would
+    // silently rewrite the first.
+    auto same = std::find_if(v.neighbors.begin(), v.neighbors.end(),
+                             [&](const InstanceConfig::Bgp::Neighbor& o) { return o.address == n.address; });
+    if (same != v.neighbors.end()) {
+      diag.error(address_line, item_path + ".address",
+                 quote(n.address) + " is already the address of " +
+                     detail::indexKey(key.path, static_cast<std::size_t>(same - v.neighbors.begin())));
+      continue;
+    }
+    v.neighbors.push_back(std::move(n));
+  }
+  if (diag.count() != errors) return std::nullopt;
+  return v;
+}
+
 std::optional<KeyValue> readValue(const KeyInfo& key, const YAML::Node& node, int line,
                                   Diagnostics& diag) {
   const std::string path(key.path);
@@ -424,6 +701,10 @@ std::optional<KeyValue> readValue(const KeyInfo& key, const YAML::Node& node, in
       if (!ok) return std::nullopt;
       return v;
     }
+    case KeyType::kAddressList:
+      return readAddressList(key, node, line, diag);
+    case KeyType::kNeighborList:
+      return readNeighbors(key, node, line, diag);
     case KeyType::kName: {
       const std::string* text = detail::readScalar(node, line, path, "a name", diag);
       if (!text) return std::nullopt;
@@ -502,7 +783,8 @@ std::optional<KeyValue> readValue(const KeyInfo& key, const YAML::Node& node, in
 // example file: integers and lists as they are, other values quoted when
 // YAML could read them as something else.
 std::string yamlText(const KeyInfo& key, std::string_view value) {
-  if (key.type == KeyType::kInteger || key.type == KeyType::kIntegerList || key.type == KeyType::kEndpointList)
+  if (key.type == KeyType::kInteger || key.type == KeyType::kIntegerList || key.type == KeyType::kEndpointList ||
+      key.type == KeyType::kAddressList || key.type == KeyType::kNeighborList)
     return std::string(value);
   const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -589,6 +871,65 @@ int entryLine(const Found& found, std::string_view path) {
   return it == found.values.end() ? sectionLine(found, path) : it->second.line;
 }
 
+// The gtpc addresses in canonical text, access then gateway, each once.
+std::vector<std::string> gtpcAddresses(const InstanceConfig& c) {
+  std::vector<std::string> out;
+  auto add = [&](std::string text) {
+    if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(std::move(text));
+  };
+  for (const AddressPair* p : {&c.gtpc.access, &c.gtpc.gateway}) {
+    if (p->ipv4) add(gtp::toString(*p->ipv4));
+    if (p->ipv6) add(gtp::toString(*p->ipv6));
+  }
+  return out;
+}
+
+// The bgp keys that depend on each other and on gtpc; runs after the gateway
+// addresses are settled. The service addresses are checked in every mode; the
+// rules that only matter to an announcement (local_as, neighbours, lease)
+// apply with mode frr, so that a file with BGP off need not fill them in.
+void crossCheckBgp(const InstanceConfig& c, const Found& found, Diagnostics& diag) {
+  using Mode = InstanceConfig::Bgp::Mode;
+  const auto listed = found.values.find("bgp.service_addresses");
+  if (listed != found.values.end() && !diag.hasErrorAt("bgp.service_addresses") &&
+      !diag.hasErrorAt("gtpc.access") && !diag.hasErrorAt("gtpc.gateway")) {
+    const std::vector<std::string> gtpc = gtpcAddresses(c);
+    std::string known;
+    for (const std::string& a : gtpc) known += (known.empty() ? "" : ", ") + a;
+    const YAML::Node& list = listed->second.value;
+    for (std::size_t i = 0; i < c.bgp.service_addresses.size(); ++i) {
+      const std::string& a = c.bgp.service_addresses[i];
+      if (std::find(gtpc.begin(), gtpc.end(), a) != gtpc.end()) continue;
+      // Routers would send GTP-C to an address no socket of the proxy is bound to.
+      diag.error(itemLine(list[i], listed->second.line), detail::indexKey("bgp.service_addresses", i),
+                 quote(a) + " is not one of the gtpc addresses (" + known + ")");
+    }
+  }
+
+  if (diag.hasErrorAt("bgp.mode") || c.bgp.mode != Mode::kFrr) return;
+  const int mode_line = entryLine(found, "bgp.mode");
+  if (!diag.hasErrorAt("bgp.local_as") && c.bgp.local_as == 0)
+    diag.error(mode_line, "bgp.mode", "bgp.mode frr needs bgp.local_as");
+  if (!diag.hasErrorAt("bgp.neighbors") && c.bgp.neighbors.empty()) {
+    const bool present = found.values.count("bgp.neighbors") != 0;
+    diag.error(present ? entryLine(found, "bgp.neighbors") : mode_line,
+               present ? "bgp.neighbors" : "bgp.mode",
+               "bgp.mode frr needs at least one neighbour in bgp.neighbors");
+  }
+  // The bgp-watchdog renews its verdict once per check: a shorter lease would
+  // run out between checks and withdraw a healthy instance's route.
+  if (!diag.hasErrorAt("bgp.lease_ms") && !diag.hasErrorAt("bgp.check_interval_ms") &&
+      c.bgp.lease_ms <= c.bgp.check_interval_ms) {
+    const std::string path =
+        found.values.count("bgp.lease_ms") != 0 ? "bgp.lease_ms" : "bgp.check_interval_ms";
+    diag.error(entryLine(found, path), path,
+               "bgp.lease_ms (" + std::to_string(c.bgp.lease_ms) +
+                   ") must be longer than bgp.check_interval_ms (" +
+                   std::to_string(c.bgp.check_interval_ms) +
+                   "): the bgp-watchdog renews its verdict once per check");
+  }
+}
+
 // Rules that tie keys together, and the paths (which depend on group and
 // run_dir). Each check runs only when the keys it reads are valid, so that
 // one mistake is reported once.
@@ -609,6 +950,8 @@ void crossCheck(InstanceConfig& c, const Found& found, Diagnostics& diag) {
                "needs an ipv4 or an ipv6 address (or both); remove the section to use the "
                "access addresses toward the gateways too");
   }
+
+  crossCheckBgp(c, found, diag);
 
   if (!diag.hasErrorAt("cpu.workers") && !diag.hasErrorAt("workers") && !c.cpu.workers.empty() &&
       c.cpu.workers.size() != c.workers) {
@@ -659,6 +1002,9 @@ void crossCheck(InstanceConfig& c, const Found& found, Diagnostics& diag) {
   };
   if (!diag.hasErrorAt("log.directory")) c.log.directory.resolved = resolve(c.log.directory);
   if (!diag.hasErrorAt("routing")) c.routing.resolved = resolve(c.routing);
+  if (!diag.hasErrorAt("bgp.vtysh")) c.bgp.vtysh.resolved = resolve(c.bgp.vtysh);
+  if (!diag.hasErrorAt("bgp.vty_socket_dir") && !c.bgp.vty_socket_dir.empty())
+    c.bgp.vty_socket_dir = resolve(PathSetting{c.bgp.vty_socket_dir, ""});
 }
 
 PowerOfTwo roundUp(PowerOfTwo p) {
@@ -674,6 +1020,7 @@ void derive(InstanceConfig& c) {
   c.sessions.per_partition = roundUp(c.sessions.per_partition);
   c.sessions.transactions = roundUp(c.sessions.transactions);
   c.timers.transaction_lifetime_ms = c.timers.t3_ms * (c.timers.n3 + 1);
+  if (c.bgp.service_addresses.empty()) c.bgp.service_addresses = gtpcAddresses(c);
 }
 
 void checkPowerOfTwo(const PowerOfTwo& p, std::string_view path) {
@@ -698,8 +1045,16 @@ void checkDerived(const InstanceConfig& c) {
   GTPCP_CONFIG_INVARIANT(c.gtpc.gateway.ipv4 || c.gtpc.gateway.ipv6);
   GTPCP_CONFIG_INVARIANT(!c.gtpc.gateway_from_access || c.gtpc.gateway == c.gtpc.access);
   GTPCP_CONFIG_INVARIANT(c.cpu.workers.empty() || c.cpu.workers.size() == c.workers);
-  for (const PathSetting* p : {&c.run_dir, &c.routing, &c.log.directory})
+  for (const PathSetting* p : {&c.run_dir, &c.routing, &c.log.directory, &c.bgp.vtysh})
     GTPCP_CONFIG_INVARIANT(!p->resolved.empty() && p->resolved.front() == '/');
+  GTPCP_CONFIG_INVARIANT(c.bgp.vty_socket_dir.empty() || c.bgp.vty_socket_dir.front() == '/');
+  const std::vector<std::string> gtpc = gtpcAddresses(c);
+  GTPCP_CONFIG_INVARIANT(!c.bgp.service_addresses.empty());
+  for (const std::string& a : c.bgp.service_addresses)
+    GTPCP_CONFIG_INVARIANT(std::find(gtpc.begin(), gtpc.end(), a) != gtpc.end());
+  GTPCP_CONFIG_INVARIANT(c.bgp.mode != InstanceConfig::Bgp::Mode::kFrr ||
+                         (c.bgp.local_as != 0 && !c.bgp.neighbors.empty() &&
+                          c.bgp.lease_ms > c.bgp.check_interval_ms));
 }
 
 // On failure, `routing_path` is the resolved routing path when it is known.
@@ -790,6 +1145,10 @@ std::string KeyInfo::typeText() const {
       return "list of integers " + std::to_string(min) + ".." + std::to_string(max);
     case KeyType::kEndpointList:
       return "list of \"address:port\", at most " + std::to_string(max);
+    case KeyType::kAddressList:
+      return "list of IPv4 and IPv6 addresses, at most " + std::to_string(max);
+    case KeyType::kNeighborList:
+      return "list of {address, as, password}, at most " + std::to_string(max);
   }
   return "?";
 }
@@ -938,11 +1297,19 @@ std::string summary(const InstanceConfig& c) {
     if (p.ipv6) out += (out.empty() ? "" : " ") + gtp::toString(*p.ipv6);
     return out;
   };
+  auto bgp = [&] {
+    if (c.bgp.mode == InstanceConfig::Bgp::Mode::kOff) return std::string("BGP off");
+    const std::size_t n = c.bgp.neighbors.size();
+    return std::string("BGP frr ") +
+           (c.bgp.role == InstanceConfig::Bgp::Role::kStandby ? "standby" : "active") + " AS " +
+           std::to_string(c.bgp.local_as) + " to " + std::to_string(n) +
+           (n == 1 ? " neighbour" : " neighbours");
+  };
   return "group " + c.group + " instance " + c.instance + ", " + std::to_string(c.workers) +
          " workers, GTP-C port " + std::to_string(c.gtpc.port) + " access " +
          addresses(c.gtpc.access) + " gateway " +
          (c.gtpc.gateway_from_access ? std::string("(= access)") : addresses(c.gtpc.gateway)) +
-         ", run_dir " + c.run_dir.resolved;
+         ", run_dir " + c.run_dir.resolved + ", " + bgp();
 }
 
 }  // namespace gtpcp::config

@@ -45,6 +45,8 @@ enum class KeyType : uint8_t {
   kIpv6,         // a unicast IPv6 address
   kIntegerList,  // a list of integers, each min..max
   kEndpointList, // a list of "address:port" (IPv6 in brackets), at most max entries
+  kAddressList,  // a list of unicast IPv4 and IPv6 addresses, at most max entries
+  kNeighborList, // a list of BGP neighbours {address, as, password}, at most max entries
 };
 
 struct InstanceConfig;
@@ -63,7 +65,7 @@ struct KeyInfo {
   std::string_view path = {};      // "gtpc.access.ipv4"
   KeyType type = KeyType::kSection;
   int64_t min = 0;                 // kInteger, kIntegerList: value; kName: length
-  int64_t max = 0;
+  int64_t max = 0;                 // as min; kEndpointList, kAddressList, kNeighborList: entries
   std::string_view default_value = {};  // as YAML text; empty: required, or optional without default
   std::string_view choices = {};   // kEnum: "trace|debug|info"
   ReloadClass reload = ReloadClass::kRestart;
@@ -172,6 +174,46 @@ struct InstanceConfig {
     uint32_t max_restarts = 0;  // per process and minute, then given up
     uint32_t stop_drain_ms = 0; // a stop waits this long for open transactions
   } watchdog;
+
+  // The group's service addresses announced over BGP by the FRR of this
+  // instance's host (gtpcp-bgp-watchdog decides, gtpcp-bgpd-bridge applies).
+  struct Bgp {
+    enum class Mode : uint8_t { kOff, kFrr };
+    enum class Role : uint8_t { kActive, kStandby };
+    struct Neighbor {
+      std::string address;   // an IPv4 or IPv6 literal
+      uint32_t remote_as = 0;
+      std::string password;  // empty: none (TCP MD5 otherwise)
+      friend bool operator==(const Neighbor&, const Neighbor&) = default;
+    };
+    Mode mode = Mode::kOff;
+    Role role = Role::kActive;
+    // Announced as /32 and /128; each one of the gtpc addresses, in canonical
+    // text. Empty in the file: every gtpc address (access, then gateway), which
+    // the loader fills in, so that this is never empty once loaded.
+    std::vector<std::string> service_addresses;
+    uint32_t local_as = 0;  // 0: not given (only valid with mode off)
+    std::optional<gtp::Ipv4> router_id;
+    std::vector<Neighbor> neighbors;
+    // The standby's route is worse by MED and by AS-path prepend: MED alone
+    // compares only routes learnt from one neighbour AS.
+    uint32_t standby_med = 0;
+    uint32_t standby_prepend = 0;  // extra copies of local_as
+    bool bfd = true;
+    uint32_t bfd_interval_ms = 0;  // transmit and receive
+    uint32_t bfd_multiplier = 0;
+    uint32_t check_interval_ms = 0;
+    uint32_t withdraw_hold_ms = 0;  // recoverable faults: withdrawn only after this
+    uint32_t return_hold_ms = 0;    // healthy this long, continuously, before announcing again
+    uint32_t damping_flaps = 0;     // this many unhealthy spells within damping_window_s...
+    uint32_t damping_window_s = 0;
+    uint32_t damping_hold_ms = 0;   // ...make the return hold-down this long instead
+    uint32_t lease_ms = 0;          // the bridge withdraws when the bgp-watchdog's verdict is older
+    uint32_t storage_ack_ms = 0;    // async storage: unacknowledged writes older than this are a fault
+    PathSetting vtysh;              // FRR's vtysh
+    // FRR's --vty_socket directory, resolved like the paths; empty: FRR's default.
+    std::string vty_socket_dir;
+  } bgp;
 
   struct Cpu {
     int32_t forwarder = -1;        // -1: not pinned

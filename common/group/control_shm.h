@@ -19,7 +19,7 @@
 
 namespace gtpcp::group {
 
-inline constexpr uint32_t kControlSegmentKind = 0x43544c31;  // "CTL1"
+inline constexpr uint32_t kControlSegmentKind = 0x43544c32;  // "CTL2"
 inline constexpr uint32_t kControlMaxWorkers = 64;           // the bound of `workers`
 inline constexpr std::size_t kRoutingPathBytes = 1024;
 
@@ -44,6 +44,11 @@ struct GroupControlShm {
   // instance that takes the address over); responses are still relayed, so
   // the transactions already forwarded complete. Set only while stopping.
   std::atomic<uint32_t> closing{0};
+  // 1: the group's service addresses are to be withdrawn from BGP at once
+  // (gtpcp switchover, and the first step of gtpcp stop), so that peers move
+  // to the other instance before this one refuses anything. Reader: the
+  // bgp-watchdog, once per check; relaxed, a fact of its own.
+  std::atomic<uint32_t> bgp_withdraw{0};
 
   // Writer: the control server, one reload at a time. It writes the path
   // (plain bytes), then routing_generation (release, CTL-R1). A reader acquires

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "common/config/instance.h"
 #include "common/group/paths.h"
@@ -39,6 +41,21 @@ inline RingSizes ringSizesOf(const config::InstanceConfig& c) {
 // Whether workers write session changes for a persister.
 inline bool persists(const config::InstanceConfig& c) {
   return c.storage.mode != config::InstanceConfig::Storage::Mode::kOff;
+}
+
+// The addresses the group announces over BGP: bgp.service_addresses, or
+// every GTP-C address of the instance (access and gateway, each once).
+inline std::vector<std::string> serviceAddresses(const config::InstanceConfig& c) {
+  if (!c.bgp.service_addresses.empty()) return c.bgp.service_addresses;
+  std::vector<std::string> out;
+  const auto add = [&out](std::string a) {
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(std::move(a));
+  };
+  for (const auto* pair : {&c.gtpc.access, &c.gtpc.gateway}) {
+    if (pair->ipv4) add(gtp::toString(*pair->ipv4));
+    if (pair->ipv6) add(gtp::toString(*pair->ipv6));
+  }
+  return out;
 }
 
 }  // namespace gtpcp::group

@@ -52,6 +52,8 @@ std::string Paths::workerDoorbell(unsigned worker) const {
 
 std::string Paths::persisterSegment() const { return shm("persister"); }
 std::string Paths::watchdogSegment() const { return shm("watchdog"); }
+std::string Paths::bgpWatchdogSegment() const { return shm("bgp-watchdog"); }
+std::string Paths::bridgeSegment() const { return shm("bgpd-bridge"); }
 std::string Paths::controlSegment() const { return shm("control"); }
 
 std::string Paths::forwarderBellSocket() const { return run_dir_ + "/forwarder.bell"; }
@@ -60,6 +62,8 @@ std::string Paths::embeddedRedisDir() const { return run_dir_ + "/redis"; }
 std::string Paths::recoveryFile() const { return run_dir_ + "/recovery"; }
 std::string Paths::heartbeatEndpoint() const { return "ipc://" + run_dir_ + "/heartbeats.ipc"; }
 std::string Paths::watchdogStatusFile() const { return run_dir_ + "/watchdog.json"; }
+std::string Paths::bgpWatchdogStatusFile() const { return run_dir_ + "/bgp-watchdog.json"; }
+std::string Paths::bridgeStatusFile() const { return run_dir_ + "/bgpd-bridge.json"; }
 std::string Paths::controlEndpoint() const { return "ipc://" + run_dir_ + "/control.ipc"; }
 std::string Paths::lockFile(std::string_view process) const { return run_dir_ + "/" + std::string(process) + ".lock"; }
 std::string Paths::pidFile(std::string_view process) const {

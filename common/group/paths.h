@@ -32,6 +32,8 @@ class Paths {
   std::string workerDoorbell(unsigned worker) const;
   std::string persisterSegment() const;
   std::string watchdogSegment() const;
+  std::string bgpWatchdogSegment() const;  // the BGP decision and its lease (common/group/bgp_shm.h)
+  std::string bridgeSegment() const;       // what FRR was told and reports
   std::string controlSegment() const;  // the control server's commands to every process
 
   // Files and sockets in the run directory.
@@ -41,6 +43,8 @@ class Paths {
   std::string recoveryFile() const;             // the group's Recovery as the launcher settled it
   std::string heartbeatEndpoint() const;        // ZeroMQ: every process's heartbeats to the thread watchdog
   std::string watchdogStatusFile() const;       // what the thread watchdog did, for gtpcp status
+  std::string bgpWatchdogStatusFile() const;    // the bgp-watchdog's decisions, for gtpcp status
+  std::string bridgeStatusFile() const;         // FRR's BGP neighbours and BFD peers, for gtpcp status
   std::string controlEndpoint() const;          // ZeroMQ: gtpcp's commands to the control server
   std::string lockFile(std::string_view process) const;  // held while a process is being replaced
   std::string pidFile(std::string_view process) const;

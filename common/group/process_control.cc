@@ -100,6 +100,11 @@ std::vector<ProcessSpec> ProcessControl::processes() const {
     out.push_back({group::Paths::workerName(i), findBinary("gtpcp-worker"),
                    {"--config", config_path_, "--index", std::to_string(i)}});
   }
+  // After the data path, which they judge and whose address they announce.
+  if (config_.bgp.mode == config::InstanceConfig::Bgp::Mode::kFrr) {
+    out.push_back({"bgp-watchdog", findBinary("gtpcp-bgp-watchdog"), {"--config", config_path_}});
+    out.push_back({"bgpd-bridge", findBinary("gtpcp-bgpd-bridge"), {"--config", config_path_}});
+  }
   // Last: it watches the others once they serve; stopped first.
   out.push_back({"watchdog", findBinary("gtpcp-thread-watchdog"), {"--config", config_path_}});
   return out;
@@ -112,6 +117,8 @@ std::optional<int> ProcessControl::runningPid(const std::string& name) const {
                              : name == "persister" ? "gtpcp-persister"
                              : name == "redis"     ? "redis-server"
                              : name == "watchdog"  ? "gtpcp-thread-watchdog"
+                             : name == "bgp-watchdog" ? "gtpcp-bgp-watchdog"
+                             : name == "bgpd-bridge"  ? "gtpcp-bgpd-bridge"
                                                    : "gtpcp-worker";
   if (!runs(*pid, binary)) return std::nullopt;
   return pid;
@@ -267,6 +274,12 @@ bool ProcessControl::stopDataPath(std::ostream& out, int timeout_ms) {
   for (uint32_t w = 0; w < config_.workers; ++w) order.push_back(Paths::workerName(w));
   order.push_back("forwarder");
   if (persists(config_)) order.push_back("persister");
+  // Last: the route was withdrawn before the stop began (the control
+  // server's first step), and the bridge withdraws again as it exits.
+  if (config_.bgp.mode == config::InstanceConfig::Bgp::Mode::kFrr) {
+    order.push_back("bgp-watchdog");
+    order.push_back("bgpd-bridge");
+  }
   bool clean = true;
   for (const std::string& name : order) {
     const bool was_running = runningPid(name).has_value();

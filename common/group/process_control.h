@@ -45,7 +45,8 @@ class ProcessControl {
   const config::InstanceConfig& config() const noexcept { return config_; }
   const Paths& paths() const noexcept { return paths_; }
   // The group's processes, in start order: forwarder, persister (when the
-  // group persists), workers, thread watchdog.
+  // group persists), workers, bgp-watchdog and bgpd-bridge (bgp.mode frr),
+  // thread watchdog.
   std::vector<ProcessSpec> processes() const;
   // `name` beside this program, else as found on PATH.
   std::string findBinary(const std::string& name) const;
@@ -73,7 +74,8 @@ class ProcessControl {
   bool replace(const std::string& name, std::ostream& out, int timeout_ms, bool& busy);
   // The data path's processes in the order a stop takes them: the workers
   // first, so that the forwarder sends what they answered last; the
-  // persister last, so that it writes their last changes. Each is
+  // persister after them, so that it writes their last changes; the
+  // bgp-watchdog and the bridge last (the route was withdrawn first). Each is
   // terminate()d, with a line for each that was running; false when one had
   // to be killed.
   bool stopDataPath(std::ostream& out, int timeout_ms);

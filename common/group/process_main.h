@@ -14,6 +14,7 @@
 
 #include "common/config/check.h"
 #include "common/config/instance.h"
+#include "common/group/from_config.h"
 #include "common/log/log.h"
 
 namespace gtpcp::group {
@@ -36,6 +37,32 @@ inline std::optional<config::InstanceConfig> loadProcessConfig(const std::string
     return std::nullopt;
   }
   return std::move(*config);
+}
+
+// What every process's main does first, after adding its options to `app`
+// (addProcessOptions() and its own): the command line parsed, --check-config
+// answered, the configuration loaded (errors printed) and the log opened
+// as `log_name` in the group's log directory. nullopt: main returns
+// `exit_code`.
+inline std::optional<config::InstanceConfig> startProcess(CLI::App& app, const ProcessArgs& args, int argc,
+                                                         char** argv, const std::string& log_name, int& exit_code) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    exit_code = app.exit(e);
+    return std::nullopt;
+  }
+  if (args.check) {
+    exit_code = config::checkConfigMain(args.config_path, std::cout);
+    return std::nullopt;
+  }
+  auto config = loadProcessConfig(args.config_path);
+  if (!config) {
+    exit_code = 1;
+    return std::nullopt;
+  }
+  log::init(log_name, config::logLevelName(config->log.level), pathsOf(*config).logFile(log_name));
+  return config;
 }
 
 // Logs why the process cannot go on and gives its exit status.

@@ -1,5 +1,6 @@
 #include "common/group/segment_view.h"
 
+#include "common/group/bgp_shm.h"
 #include "common/group/forwarder_shm.h"
 #include "common/group/persister_shm.h"
 #include "common/group/watchdog_shm.h"
@@ -21,6 +22,16 @@ const ProcessStatusShm* processStatusOf(const std::string& name, const group::Pa
   }
   if (name == "watchdog") {
     auto a = attachAs<watchdog::WatchdogShm>(paths.watchdogSegment(), watchdog::kWatchdogSegmentKind);
+    holder = std::move(a.segment);
+    return a.shm ? &a.shm->status : nullptr;
+  }
+  if (name == "bgp-watchdog") {
+    auto a = attachAs<BgpWatchdogShm>(paths.bgpWatchdogSegment(), kBgpWatchdogSegmentKind);
+    holder = std::move(a.segment);
+    return a.shm ? &a.shm->status : nullptr;
+  }
+  if (name == "bgpd-bridge") {
+    auto a = attachAs<BridgeShm>(paths.bridgeSegment(), kBridgeSegmentKind);
     holder = std::move(a.segment);
     return a.shm ? &a.shm->status : nullptr;
   }

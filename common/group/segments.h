@@ -13,6 +13,8 @@
 //   workerDoorbell(I)
 //   persisterSegment                     gtpcp-persister
 //   watchdogSegment                      gtpcp-thread-watchdog
+//   bgpWatchdogSegment                   gtpcp-bgp-watchdog
+//   bridgeSegment                        gtpcp-bgpd-bridge
 //
 // A worker owns its rings, whichever end of them it is: they are sized by
 // its configuration, hold its queued datagrams across its restarts, and are
@@ -25,6 +27,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +45,8 @@ inline constexpr std::string_view kLauncherOwner = "gtpcp start";
 inline constexpr std::string_view kForwarderOwner = "gtpcp-forwarder";
 inline constexpr std::string_view kPersisterOwner = "gtpcp-persister";
 inline constexpr std::string_view kWatchdogOwner = "gtpcp-thread-watchdog";
+inline constexpr std::string_view kBgpWatchdogOwner = "gtpcp-bgp-watchdog";
+inline constexpr std::string_view kBridgeOwner = "gtpcp-bgpd-bridge";
 std::string workerOwner(uint32_t index);  // "gtpcp-worker --index 3"
 
 // Attaches to segment `name` of `kind`, whose payload must be at least
@@ -50,6 +55,17 @@ std::string workerOwner(uint32_t index);  // "gtpcp-worker --index 3"
 // message naming the segment and its owner.
 ring::Result<ring::SharedSegment> attachOwned(const std::string& name, uint32_t kind, std::size_t min_size,
                                               std::string_view owner, std::chrono::milliseconds wait);
+
+// The owner's side of a segment whose payload is one T: creates `name` with
+// a value-initialised T, or adopts the one a predecessor left (the layout
+// is checked by `kind`).
+template <class T>
+ring::Result<ring::SharedSegment> createOwned(const std::string& name, uint32_t kind) {
+  return ring::SharedSegment::createOrAttach(name, sizeof(T), kind, [](void* payload, std::size_t) -> ring::Result<void> {
+    new (payload) T();
+    return {};
+  });
+}
 
 // Every segment name a group of `workers` workers may have made, for `gtpcp
 // stop` to remove.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/config/routing.h"
+#include "common/group/bgp_shm.h"
 #include "common/group/control_shm.h"
 #include "common/group/forwarder_shm.h"
 #include "common/group/from_config.h"
@@ -17,6 +18,15 @@
 #include "common/time/clock.h"
 
 namespace gtpcp::group {
+
+void writeStatusFile(const std::string& path, const nlohmann::json& status) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << status.dump(1) << "\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
 
 nlohmann::json groupStatus(const ProcessControl& processes) {
   const config::InstanceConfig& config_ = processes.config();
@@ -97,6 +107,40 @@ nlohmann::json groupStatus(const ProcessControl& processes) {
       if (!watched.is_discarded()) j["watchdog"] = watched;
     }
   }
+  if (config_.bgp.mode == config::InstanceConfig::Bgp::Mode::kFrr) {
+    nlohmann::json bgp;
+    auto w = attachAs<BgpWatchdogShm>(paths_.bgpWatchdogSegment(), kBgpWatchdogSegmentKind);
+    nlohmann::json wp = process("bgp-watchdog", w.shm ? &w.shm->status : nullptr);
+    if (w.shm) {
+      wp["counters"] = countersJson(kBgpWatchdogCounterInfo, &w.shm->counters);
+      BgpDecision d;
+      if (read(w.shm->decision, d)) {
+        bgp["decision"] = {{"intent", toString(d.intent)}, {"preference", toString(d.preference)},
+                           {"health", toString(d.health)}, {"reason", d.reason}, {"since_ns", d.since_ns},
+                           {"generation", d.generation}};
+        if (d.announce_at_ns) bgp["decision"]["announce_at_ns"] = d.announce_at_ns;
+        if (d.withdraw_at_ns) bgp["decision"]["withdraw_at_ns"] = d.withdraw_at_ns;
+      }
+      const uint64_t renewed = w.shm->decision.renewed_ns.load(std::memory_order_relaxed);
+      if (renewed != 0 && now >= renewed) bgp["decision_age_ms"] = (now - renewed) / 1'000'000;
+    }
+    j["processes"].push_back(wp);
+    auto b = attachAs<BridgeShm>(paths_.bridgeSegment(), kBridgeSegmentKind);
+    nlohmann::json bp = process("bgpd-bridge", b.shm ? &b.shm->status : nullptr);
+    if (b.shm) bp["counters"] = countersJson(kBridgeCounterInfo, &b.shm->counters);
+    j["processes"].push_back(bp);
+    if (std::ifstream in(paths_.bridgeStatusFile()); in) {
+      auto frr = nlohmann::json::parse(in, nullptr, false);
+      if (!frr.is_discarded()) bgp["frr"] = frr;
+    }
+    if (std::ifstream in(paths_.bgpWatchdogStatusFile()); in) {
+      auto h = nlohmann::json::parse(in, nullptr, false);
+      if (!h.is_discarded() && h.contains("history")) bgp["history"] = h["history"];
+    }
+    bgp["service_addresses"] = serviceAddresses(config_);
+    bgp["role"] = config_.bgp.role == config::InstanceConfig::Bgp::Role::kStandby ? "standby" : "active";
+    j["bgp"] = bgp;
+  }
   if (config_.storage.mode == config::InstanceConfig::Storage::Mode::kEmbedded) {
     nlohmann::json r;
     r["name"] = "redis";
@@ -167,6 +211,57 @@ nlohmann::json groupStatus(const ProcessControl& processes) {
   return j;
 }
 
+namespace {
+
+std::string ago(uint64_t realtime_ns) {
+  const uint64_t now = realtimeNs();
+  if (realtime_ns == 0 || realtime_ns > now) return "";
+  char text[48];
+  std::snprintf(text, sizeof text, "%.1f s ago", double(now - realtime_ns) / 1e9);
+  return text;
+}
+
+std::string fromNow(uint64_t realtime_ns) {
+  const uint64_t now = realtimeNs();
+  char text[48];
+  std::snprintf(text, sizeof text, "in %.1f s", realtime_ns > now ? double(realtime_ns - now) / 1e9 : 0.0);
+  return text;
+}
+
+void printBgp(const nlohmann::json& b, std::ostream& out) {
+  std::string addresses;
+  for (const auto& a : b["service_addresses"]) addresses += (addresses.empty() ? "" : ", ") + a.get<std::string>();
+  out << "bgp: " << addresses << ", role " << b["role"].get<std::string>() << "\n";
+  if (b.contains("decision")) {
+    const auto& d = b["decision"];
+    out << "  decision: " << (d["intent"] == "announce" ? "ANNOUNCE" : "WITHDRAW") << " ("
+        << d["preference"].get<std::string>() << ") since " << ago(d["since_ns"].get<uint64_t>()) << ": "
+        << d["reason"].get<std::string>() << "\n";
+    if (d.contains("announce_at_ns")) out << "  announced " << fromNow(d["announce_at_ns"].get<uint64_t>()) << " if healthy until then\n";
+    if (d.contains("withdraw_at_ns")) out << "  withdrawn " << fromNow(d["withdraw_at_ns"].get<uint64_t>()) << " unless it recovers\n";
+  } else {
+    out << "  decision: none (gtpcp-bgp-watchdog not running)\n";
+  }
+  if (b.contains("frr")) {
+    const auto& f = b["frr"];
+    out << "  FRR: " << (f.value("announced", false) ? "announced" : "withdrawn");
+    if (f.value("lease_expired", false)) out << " (the decision's lease ran out)";
+    if (!f.value("frr_reachable", false)) out << ", FRR NOT REACHABLE";
+    if (f.contains("last_apply_us")) out << ", last change took " << f["last_apply_us"].get<uint64_t>() / 1000 << " ms";
+    out << "\n";
+    for (const auto& n : f["neighbors"]) {
+      out << "  neighbour " << n["address"].get<std::string>() << " AS " << n["remote_as"].get<uint32_t>() << ": "
+          << n["state"].get<std::string>();
+      if (n.contains("bfd")) out << ", BFD " << n["bfd"].get<std::string>();
+      out << "\n";
+    }
+    for (const auto& p : f["problems"]) out << "  PROBLEM: " << p.get<std::string>() << "\n";
+    if (f.contains("last_error")) out << "  last FRR error: " << f["last_error"].get<std::string>() << "\n";
+  }
+}
+
+}  // namespace
+
 void printStatus(const nlohmann::json& s, std::ostream& out) {
   out << "group " << s["group"].get<std::string>() << " (" << s["run_dir"].get<std::string>() << ")\n";
   out << std::left << std::setw(12) << "process" << std::setw(9) << "pid" << std::setw(10) << "state"
@@ -200,6 +295,7 @@ void printStatus(const nlohmann::json& s, std::ostream& out) {
     }
     out << "\n";
   }
+  if (s.contains("bgp")) printBgp(s["bgp"], out);
   if (s.contains("start_seconds")) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.3f", s["start_seconds"].get<double>());

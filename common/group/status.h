@@ -6,6 +6,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,9 @@
 namespace gtpcp::group {
 
 nlohmann::json groupStatus(const ProcessControl& processes);
+// Writes what a process did for gtpcp status to `path` whole, through a
+// rename: a reader never sees half a file.
+void writeStatusFile(const std::string& path, const nlohmann::json& status);
 void printStatus(const nlohmann::json& status, std::ostream& out);
 
 }  // namespace gtpcp::group

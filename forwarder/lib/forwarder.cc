@@ -30,7 +30,7 @@ std::string errnoText(const std::string& what) { return what + ": " + std::strer
 constexpr std::size_t kMaxDatagram = 65535;
 constexpr int kSleepMs = 200;  // housekeeping (heartbeat) when idle
 
-tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes, bool reuseport) {
+tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes, bool reuseport, bool freebind) {
   const int fd = socket(a.family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return tl::unexpected(errnoText("socket"));
   const int one = 1;
@@ -41,6 +41,10 @@ tl::expected<int, std::string> bindUdp(const net::Address& a, int buffer_bytes, 
     return tl::unexpected(e);
   }
   if (a.family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (freebind) {
+    if (a.family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one);
+    else setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof one);
+  }
   // Ask for the size; as root, force it past rmem_max/wmem_max.
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
@@ -286,12 +290,12 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   }
 
   for (const net::Address& a : options.sockets.sockets) {
-    auto fd = bindUdp(a, options.socket_buffer_bytes, true);
+    auto fd = bindUdp(a, options.socket_buffer_bytes, true, options.freebind);
     if (!fd) return tl::unexpected(fd.error());
     f->sockets_.push_back(*fd);
     // The new-session socket of the same address, and the program that
     // steers creations to it. A kernel without it: one socket, as before.
-    auto fresh = bindUdp(a, options.socket_buffer_bytes, true);
+    auto fresh = bindUdp(a, options.socket_buffer_bytes, true, options.freebind);
     if (!fresh) return tl::unexpected(fresh.error());
     const int one = 1;
     setsockopt(*fresh, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);

@@ -60,6 +60,9 @@ struct ForwarderOptions {
   // Session creations that waited longer than this in the kernel are
   // refused with No resources available (0: never).
   uint32_t max_creation_wait_ms = 500;
+  // Bind addresses that are not local yet (IP_FREEBIND): a BGP-announced
+  // service address may be made local after the forwarder starts.
+  bool freebind = false;
 };
 
 }  // namespace gtpcp::forwarder

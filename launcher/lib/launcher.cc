@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "common/group/control_shm.h"
+#include "common/group/from_config.h"
+#include "service_address.h"
 #include "common/group/segments.h"
 #include "common/ring/segment.h"
 #include "common/time/clock.h"
@@ -42,10 +44,14 @@ bool Group::start(std::ostream& out, int timeout_ms) {
     group::GroupControlShm& c = group::controlOf(*control);
     c.draining.store(0, std::memory_order_relaxed);
     c.closing.store(0, std::memory_order_relaxed);
+    c.bgp_withdraw.store(0, std::memory_order_relaxed);
   } else {
     out << "shared memory " << paths_.controlSegment() << ": " << control.error().message << "\n";
     return false;
   }
+  if (config_.bgp.mode == config::InstanceConfig::Bgp::Mode::kFrr &&
+      !makeServiceAddressesLocal(group::serviceAddresses(config_), out))
+    return false;
   std::vector<std::pair<group::ProcessSpec, int>> started;
   bool ok = true;
   // At once, so that on two cores the processes' own start-up (linking,

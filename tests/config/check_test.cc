@@ -32,7 +32,7 @@ TEST(CheckConfig, TheExampleFilesPass) {
   EXPECT_EQ(checkConfigMain(path, out), 0) << out.str();
   EXPECT_EQ(out.str(), "OK: " + path +
                            ": group local instance a, 2 workers, GTP-C port 2123 access 127.0.0.1 "
-                           "gateway (= access), run_dir /tmp/gtpcp/local; routing " +
+                           "gateway (= access), run_dir /tmp/gtpcp/local, BGP off; routing " +
                            testing::sourcePath("config/routing.yaml") +
                            ": 2 pools, 3 gateways, 3 rules, hash " +
                            [&] {

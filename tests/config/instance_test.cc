@@ -22,6 +22,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::lines;
 
 constexpr const char* kFile = "gtpcp.yaml";
@@ -154,6 +155,27 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"watchdog.timeout_ms", ReloadClass::kRestart},
       {"watchdog.max_restarts", ReloadClass::kRestart},
       {"watchdog.stop_drain_ms", ReloadClass::kRestart},
+      {"bgp.mode", ReloadClass::kRestart},
+      {"bgp.role", ReloadClass::kRestart},
+      {"bgp.service_addresses", ReloadClass::kRestart},
+      {"bgp.local_as", ReloadClass::kRestart},
+      {"bgp.router_id", ReloadClass::kRestart},
+      {"bgp.neighbors", ReloadClass::kRestart},
+      {"bgp.standby_med", ReloadClass::kRestart},
+      {"bgp.standby_prepend", ReloadClass::kRestart},
+      {"bgp.bfd.enabled", ReloadClass::kRestart},
+      {"bgp.bfd.interval_ms", ReloadClass::kRestart},
+      {"bgp.bfd.multiplier", ReloadClass::kRestart},
+      {"bgp.check_interval_ms", ReloadClass::kRestart},
+      {"bgp.withdraw_hold_ms", ReloadClass::kRestart},
+      {"bgp.return_hold_ms", ReloadClass::kRestart},
+      {"bgp.damping.flaps", ReloadClass::kRestart},
+      {"bgp.damping.window_s", ReloadClass::kRestart},
+      {"bgp.damping.hold_ms", ReloadClass::kRestart},
+      {"bgp.lease_ms", ReloadClass::kRestart},
+      {"bgp.storage_ack_ms", ReloadClass::kRestart},
+      {"bgp.vtysh", ReloadClass::kRestart},
+      {"bgp.vty_socket_dir", ReloadClass::kRestart},
       {"cpu.forwarder", ReloadClass::kRestart},
       {"cpu.workers", ReloadClass::kRestart},
   };
@@ -171,6 +193,12 @@ TEST(InstanceKeys, DescribeTheirType) {
             "one of trace, debug, info, warn, error, off");
   EXPECT_EQ(findInstanceKey("group")->typeText(), "name of 1 to 32 characters A-Z a-z 0-9 _ -");
   EXPECT_EQ(findInstanceKey("cpu.workers")->typeText(), "list of integers 0..1023");
+  EXPECT_EQ(findInstanceKey("bgp.service_addresses")->typeText(),
+            "list of IPv4 and IPv6 addresses, at most 4");
+  EXPECT_EQ(findInstanceKey("bgp.neighbors")->typeText(),
+            "list of {address, as, password}, at most 16");
+  EXPECT_EQ(findInstanceKey("bgp.local_as")->typeText(), "integer 1..4294967295");
+  EXPECT_EQ(findInstanceKey("bgp.bfd.enabled")->typeText(), "one of on, off");
   EXPECT_EQ(findInstanceKey("nope"), nullptr);
 }
 
@@ -235,6 +263,8 @@ TEST(InstanceConfig, ShowGivesTheDefaultOfEveryKeyWithADefault) {
   ASSERT_TRUE(r) << errorText(r);
   for (const KeyInfo& k : instanceKeys()) {
     if (k.isSection() || k.default_value.empty() || k.type == KeyType::kPath) continue;
+    // [] in the file stands for the gtpc addresses, which show() gives.
+    if (k.path == "bgp.service_addresses") continue;
     SCOPED_TRACE(std::string(k.path));
     EXPECT_EQ(k.show(*r), k.default_value);
   }
@@ -487,7 +517,8 @@ TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
       lines(r.error()),
       ElementsAre("gtpcp.yaml:1: grup: unknown key (did you mean \"group\"?)",
                   "gtpcp.yaml:4: gtpc.port: unknown key; expected one of: group, instance, "
-                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, storage, watchdog, cpu",
+                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, storage, watchdog, bgp, "
+                  "cpu",
                   "gtpcp.yaml:6: gtpc.acess: unknown key (did you mean \"access\"?)",
                   "gtpcp.yaml:10: gtpc.access.ipv5: unknown key (did you mean \"ipv4\"?)",
                   "gtpcp.yaml:13: gtpc.gateway.zzz: unknown key; expected one of: ipv4, ipv6",
@@ -593,6 +624,375 @@ TEST(InstanceConfig, AccessNeedsAnAddress) {
   EXPECT_THAT(lines(r2.error()),
               ElementsAre("gtpcp.yaml:3: gtpc.access: is missing: give the proxy's ipv4 and/or "
                           "ipv6 address toward the SGWs"));
+}
+
+// -- bgp -----------------------------------------------------------------------------
+
+using Bgp = InstanceConfig::Bgp;
+
+// Lines 1 to 4; the bgp keys follow from line 5.
+constexpr const char* kBgpBase =
+    "group: g1\n"
+    "routing: r.yaml\n"
+    "gtpc: {access: {ipv4: 127.0.0.1}}\n"
+    "bgp:\n";
+// The least a file with bgp.mode frr needs (lines 5 to 7 after kBgpBase).
+constexpr const char* kFrr =
+    "  mode: frr\n"
+    "  local_as: 65001\n"
+    "  neighbors: [{address: 10.250.0.2, as: 65000}]\n";
+
+TEST(InstanceBgp, EveryKeyHasItsDefault) {
+  const auto r = parse(render(baseKeys()).text);
+  ASSERT_TRUE(r) << errorText(r);
+  const Bgp& b = r->bgp;
+  EXPECT_EQ(b.mode, Bgp::Mode::kOff);
+  EXPECT_EQ(b.role, Bgp::Role::kActive);
+  EXPECT_EQ(b.service_addresses, (std::vector<std::string>{"127.0.0.1"}));
+  EXPECT_EQ(b.local_as, 0u);
+  EXPECT_FALSE(b.router_id);
+  EXPECT_TRUE(b.neighbors.empty());
+  EXPECT_EQ(b.standby_med, 200u);
+  EXPECT_EQ(b.standby_prepend, 3u);
+  EXPECT_TRUE(b.bfd);
+  EXPECT_EQ(b.bfd_interval_ms, 300u);
+  EXPECT_EQ(b.bfd_multiplier, 3u);
+  EXPECT_EQ(b.check_interval_ms, 1000u);
+  EXPECT_EQ(b.withdraw_hold_ms, 10000u);
+  EXPECT_EQ(b.return_hold_ms, 30000u);
+  EXPECT_EQ(b.damping_flaps, 3u);
+  EXPECT_EQ(b.damping_window_s, 300u);
+  EXPECT_EQ(b.damping_hold_ms, 300000u);
+  EXPECT_EQ(b.lease_ms, 2000u);
+  EXPECT_EQ(b.storage_ack_ms, 5000u);
+  EXPECT_EQ(b.vtysh.configured, "/usr/bin/vtysh");
+  EXPECT_EQ(b.vtysh.resolved, "/usr/bin/vtysh");
+  EXPECT_EQ(b.vty_socket_dir, "");
+  for (const char* unset : {"bgp.local_as", "bgp.router_id", "bgp.vty_socket_dir"})
+    EXPECT_EQ(findInstanceKey(unset)->show(*r), "") << unset;
+}
+
+TEST(InstanceBgp, ReadsAFullFrrSection) {
+  const std::string text =
+      "group: g1\n"
+      "routing: r.yaml\n"
+      "gtpc:\n"
+      "  access: {ipv4: 127.0.0.1, ipv6: \"2001:db8::1\"}\n"
+      "  gateway: {ipv4: 10.0.0.1}\n"
+      "bgp:\n"
+      "  mode: FRR\n"
+      "  role: standby\n"
+      "  service_addresses: [\"2001:DB8:0::1\", 10.0.0.1]\n"
+      "  local_as: 4294967295\n"
+      "  router_id: 10.250.0.1\n"
+      "  neighbors:\n"
+      "    - address: 10.250.0.2\n"
+      "      as: 65000\n"
+      "    - {address: \"2001:DB8::2\", as: 1, password: \"s3cr#t!~\"}\n"
+      "  standby_med: 0\n"
+      "  standby_prepend: 10\n"
+      "  bfd: {enabled: OFF, interval_ms: 50, multiplier: 255}\n"
+      "  check_interval_ms: 100\n"
+      "  withdraw_hold_ms: 0\n"
+      "  return_hold_ms: 3600000\n"
+      "  damping: {flaps: 1, window_s: 86400, hold_ms: 0}\n"
+      "  lease_ms: 500\n"
+      "  storage_ack_ms: 600000\n"
+      "  vtysh: bin/vtysh\n"
+      "  vty_socket_dir: \"<run_dir>/frr/\"\n";
+  const auto r = parse(text);
+  ASSERT_TRUE(r) << errorText(r);
+  const Bgp& b = r->bgp;
+  EXPECT_EQ(b.mode, Bgp::Mode::kFrr);
+  EXPECT_EQ(b.role, Bgp::Role::kStandby);
+  // Canonical text, in the order of the file.
+  EXPECT_EQ(b.service_addresses, (std::vector<std::string>{"2001:db8::1", "10.0.0.1"}));
+  EXPECT_EQ(b.local_as, 4294967295u);
+  ASSERT_TRUE(b.router_id);
+  EXPECT_EQ(gtp::toString(*b.router_id), "10.250.0.1");
+  EXPECT_THAT(b.neighbors, ElementsAre(Bgp::Neighbor{"10.250.0.2", 65000, ""},
+                                       Bgp::Neighbor{"2001:db8::2", 1, "s3cr#t!~"}));
+  EXPECT_EQ(b.standby_med, 0u);
+  EXPECT_EQ(b.standby_prepend, 10u);
+  EXPECT_FALSE(b.bfd);
+  EXPECT_EQ(b.bfd_interval_ms, 50u);
+  EXPECT_EQ(b.bfd_multiplier, 255u);
+  EXPECT_EQ(b.check_interval_ms, 100u);
+  EXPECT_EQ(b.withdraw_hold_ms, 0u);
+  EXPECT_EQ(b.return_hold_ms, 3600000u);
+  EXPECT_EQ(b.damping_flaps, 1u);
+  EXPECT_EQ(b.damping_window_s, 86400u);
+  EXPECT_EQ(b.damping_hold_ms, 0u);
+  EXPECT_EQ(b.lease_ms, 500u);
+  EXPECT_EQ(b.storage_ack_ms, 600000u);
+  EXPECT_EQ(b.vtysh.configured, "bin/vtysh");
+  EXPECT_EQ(b.vtysh.resolved, "/etc/gtpcp/bin/vtysh");
+  EXPECT_EQ(b.vty_socket_dir, "/tmp/gtpcp/g1/frr");
+  EXPECT_THAT(summary(*r), ::testing::EndsWith(", BGP frr standby AS 4294967295 to 2 neighbours"));
+  EXPECT_EQ(findInstanceKey("bgp.service_addresses")->show(*r), "[\"2001:db8::1\", \"10.0.0.1\"]");
+}
+
+TEST(InstanceBgp, ModeRoleAndBfdAreNamed) {
+  const std::string frr = std::string(kBgpBase) + kFrr;
+  auto r = parse(frr + "  role: STANDBY\n  bfd: {enabled: off}\n");
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->bgp.role, Bgp::Role::kStandby);
+  EXPECT_FALSE(r->bgp.bfd);
+  EXPECT_THAT(summary(*r), ::testing::EndsWith(", BGP frr standby AS 65001 to 1 neighbour"));
+  r = parse(std::string(kBgpBase) +
+            "  mode: bird\n"            // 5
+            "  role: backup\n"          // 6
+            "  bfd:\n"                  // 7
+            "    enabled: true\n");     // 8
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:5: bgp.mode: \"bird\" is not one of off, frr",
+                          "gtpcp.yaml:6: bgp.role: \"backup\" is not one of active, standby",
+                          "gtpcp.yaml:8: bgp.bfd.enabled: \"true\" is not one of on, off"));
+}
+
+TEST(InstanceBgp, ServiceAddressesDefaultToEveryGtpcAddress) {
+  auto r = parse(
+      "group: g1\nrouting: r.yaml\n"
+      "gtpc:\n"
+      "  access: {ipv4: 127.0.0.1, ipv6: \"::1\"}\n"
+      "  gateway: {ipv4: 127.0.0.1, ipv6: \"2001:db8::9\"}\n");
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->bgp.service_addresses, (std::vector<std::string>{"127.0.0.1", "::1", "2001:db8::9"}));
+  // An explicit [] is the default too.
+  r = parse(std::string(kBgpBase) + "  service_addresses: []\n");
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->bgp.service_addresses, (std::vector<std::string>{"127.0.0.1"}));
+}
+
+TEST(InstanceBgp, ServiceAddressesAreGtpcAddresses) {
+  // Checked with mode off too: switching to frr does not reveal the mistake.
+  const auto r = parse(std::string(kBgpBase) +
+                       "  service_addresses:\n"  // 5
+                       "    - 127.0.0.1\n"       // 6
+                       "    - 10.9.9.9\n");      // 7
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:7: bgp.service_addresses[1]: \"10.9.9.9\" is not one of the "
+                          "gtpc addresses (127.0.0.1)"));
+
+  // Each of the four gtpc addresses, at most.
+  const std::string four =
+      "group: g1\nrouting: r.yaml\n"
+      "gtpc:\n"
+      "  access: {ipv4: 127.0.0.1, ipv6: \"::1\"}\n"
+      "  gateway: {ipv4: 127.0.0.2, ipv6: \"::2\"}\n"
+      "bgp:\n";  // 6
+  const auto ok = parse(four + "  service_addresses: [\"::2\", 127.0.0.2, \"::1\", 127.0.0.1]\n");
+  ASSERT_TRUE(ok) << errorText(ok);
+  EXPECT_EQ(ok->bgp.service_addresses, (std::vector<std::string>{"::2", "127.0.0.2", "::1", "127.0.0.1"}));
+  const auto five =
+      parse(four + "  service_addresses: [\"::2\", 127.0.0.2, \"::1\", 127.0.0.1, 127.0.0.1]\n");
+  ASSERT_FALSE(five);
+  EXPECT_THAT(lines(five.error()), ElementsAre("gtpcp.yaml:7: bgp.service_addresses: has 5 entries; at most 4"));
+}
+
+TEST(InstanceBgp, ServiceAddressesAreUnicastLiteralsEachOnce) {
+  struct Case {
+    const char* value;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"127.0.0.1", "bgp.service_addresses: expected a list of IPv4 and IPv6 addresses, found a scalar"},
+      {"[localhost]", "bgp.service_addresses[0]: \"localhost\" is not an IPv4 or IPv6 address"},
+      {"[127.0.0.1, \"224.0.0.1\"]", "bgp.service_addresses[1]: \"224.0.0.1\" is a multicast address"},
+      {"[\"::ffff:127.0.0.1\"]",
+       "bgp.service_addresses[0]: \"::ffff:127.0.0.1\" is an IPv4-mapped address (give the IPv4 address itself)"},
+      {"[[127.0.0.1]]", "bgp.service_addresses[0]: expected an IPv4 or IPv6 address, found a list"},
+      {"[127.0.0.1, \"127.0.0.1\"]",
+       "bgp.service_addresses[1]: \"127.0.0.1\" is listed twice (also bgp.service_addresses[0])"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.value);
+    const auto r = parse(withKey("bgp.service_addresses", c.value).text);
+    ASSERT_FALSE(r);
+    EXPECT_THAT(lines(r.error()), ElementsAre(HasSubstr(std::string(": ") + c.error)));
+  }
+}
+
+TEST(InstanceBgp, NeighborsMayBeSixteen) {
+  std::string list = "[";
+  for (int i = 1; i <= 17; ++i) {
+    list += (i > 1 ? ", " : "") + std::string("{address: 10.250.0.") + std::to_string(i) + ", as: 65000}";
+    if (i == 16) {
+      const auto r = parse(withKey("bgp.neighbors", list + "]").text);
+      ASSERT_TRUE(r) << errorText(r);
+      ASSERT_EQ(r->bgp.neighbors.size(), 16u);
+      EXPECT_EQ(r->bgp.neighbors[15], (Bgp::Neighbor{"10.250.0.16", 65000, ""}));
+    }
+  }
+  const Rendered doc = withKey("bgp.neighbors", list + "]");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("bgp.neighbors")) +
+                          ": bgp.neighbors: has 17 entries; at most 16"));
+}
+
+TEST(InstanceBgp, ReportsNeighborEntriesWithTheirLine) {
+  const auto r = parse(std::string(kBgpBase) +
+                       "  neighbors:\n"                 // 5
+                       "    - address: 10.250.0.2\n"    // 6
+                       "      as: 65000\n"              // 7
+                       "    - address: 10.250.0.3\n"    // 8
+                       "      as: 65000\n"              // 9
+                       "      port: 179\n"              // 10
+                       "      pasword: x\n"             // 11
+                       "    - address: 10.250.0.4\n"    // 12
+                       "    - as: 65000\n"              // 13
+                       "    - address: 10.250.0\n"      // 14
+                       "      as: 0\n"                  // 15
+                       "    - address: \"0.0.0.0\"\n"   // 16
+                       "      as: \"65000\"\n"          // 17
+                       "    - address: [1]\n"           // 18
+                       "      as: 4294967296\n"         // 19
+                       "    - 10.250.0.5\n"             // 20
+                       "    - address: 10.250.0.2\n"    // 21
+                       "      as: 65001\n"              // 22
+                       "    - address: \"2001:db8::7\"\n"  // 23
+                       "      as:\n"                    // 24
+                       "      as: 1\n");                // 25
+  ASSERT_FALSE(r);
+  EXPECT_THAT(
+      lines(r.error()),
+      ElementsAre(
+          "gtpcp.yaml:10: bgp.neighbors[1].port: unknown key; expected one of: address, as, password",
+          "gtpcp.yaml:11: bgp.neighbors[1].pasword: unknown key (did you mean \"password\"?)",
+          "gtpcp.yaml:12: bgp.neighbors[2].as: required key is missing",
+          "gtpcp.yaml:13: bgp.neighbors[3].address: required key is missing",
+          "gtpcp.yaml:14: bgp.neighbors[4].address: \"10.250.0\" is not an IPv4 or IPv6 address",
+          "gtpcp.yaml:15: bgp.neighbors[4].as: 0 is out of range 1..4294967295",
+          "gtpcp.yaml:16: bgp.neighbors[5].address: \"0.0.0.0\" is the unspecified address",
+          "gtpcp.yaml:17: bgp.neighbors[5].as: expected an integer, found the string \"65000\" (write "
+          "numbers without quotes)",
+          "gtpcp.yaml:18: bgp.neighbors[6].address: expected an IPv4 or IPv6 address, found a list",
+          "gtpcp.yaml:19: bgp.neighbors[6].as: 4294967296 is out of range 1..4294967295",
+          "gtpcp.yaml:20: bgp.neighbors[7]: expected a mapping of address, as and password, found a "
+          "scalar",
+          "gtpcp.yaml:21: bgp.neighbors[8].address: \"10.250.0.2\" is already the address of "
+          "bgp.neighbors[0]",
+          "gtpcp.yaml:24: bgp.neighbors[9].as: has no value",
+          "gtpcp.yaml:25: bgp.neighbors[9].as: duplicate key (first given at line 24)"));
+}
+
+TEST(InstanceBgp, NeighborsIsAList) {
+  const Rendered doc = withKey("bgp.neighbors", "{address: 10.250.0.2, as: 65000}");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("bgp.neighbors")) +
+                          ": bgp.neighbors: expected a list of {address, as, password}, found a mapping"));
+}
+
+TEST(InstanceBgp, PasswordsArePrintableWithoutSpacesAndNeverRepeated) {
+  const std::string longest(80, '~');
+  auto ok = parse(withKey("bgp.neighbors", "[{address: 10.250.0.2, as: 1, password: \"" + longest + "\"}]").text);
+  ASSERT_TRUE(ok) << errorText(ok);
+  EXPECT_EQ(ok->bgp.neighbors[0].password, longest);
+  ok = parse(withKey("bgp.neighbors", "[{address: 10.250.0.2, as: 1, password: 0123}]").text);
+  ASSERT_TRUE(ok) << errorText(ok);
+  EXPECT_EQ(ok->bgp.neighbors[0].password, "0123");  // as written, not a number
+
+  struct Case {
+    std::string password;  // as YAML text
+    std::string secret;    // what must not appear in the message
+    std::string error;
+  };
+  const Case cases[] = {
+      {"\"\"", "", "must not be empty"},
+      {"\"" + std::string(81, 'k') + "\"", std::string(81, 'k'), "is 81 characters long; at most 80"},
+      {"\"open sesame\"", "open sesame",
+       "character 5 is a space or not printable ASCII; a password is 1 to 80 of ! to ~"},
+      {"\"p\u00e4ss\"", "p\u00e4ss",
+       "character 2 is a space or not printable ASCII; a password is 1 to 80 of ! to ~"},
+      {"\"tab\\tbed\"", "tab\tbed",
+       "character 4 is a space or not printable ASCII; a password is 1 to 80 of ! to ~"},
+      {"[x]", "", "expected a password, found a list"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.password);
+    const Rendered doc =
+        withKey("bgp.neighbors", "[{address: 10.250.0.2, as: 1, password: " + c.password + "}]");
+    const auto r = parse(doc.text);
+    ASSERT_FALSE(r);
+    EXPECT_THAT(lines(r.error()),
+                ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("bgp.neighbors")) +
+                            ": bgp.neighbors[0].password: " + c.error));
+    if (!c.secret.empty()) {
+      EXPECT_THAT(r.error().toString(), Not(HasSubstr(c.secret)));
+    }
+  }
+}
+
+TEST(InstanceBgp, FrrNeedsLocalAsAndNeighbors) {
+  auto r = parse(std::string(kBgpBase) + kFrr);
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->bgp.local_as, 65001u);
+  EXPECT_THAT(r->bgp.neighbors, ElementsAre(Bgp::Neighbor{"10.250.0.2", 65000, ""}));
+
+  r = parse(std::string(kBgpBase) + "  mode: frr\n");
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:5: bgp.mode: bgp.mode frr needs bgp.local_as",
+                          "gtpcp.yaml:5: bgp.mode: bgp.mode frr needs at least one neighbour in "
+                          "bgp.neighbors"));
+  r = parse(std::string(kBgpBase) +
+            "  mode: frr\n"          // 5
+            "  local_as: 65001\n"    // 6
+            "  neighbors: []\n");    // 7
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:7: bgp.neighbors: bgp.mode frr needs at least one neighbour "
+                          "in bgp.neighbors"));
+  // A bad local_as is reported once, as out of range.
+  r = parse(std::string(kBgpBase) +
+            "  mode: frr\n"
+            "  local_as: 0\n"        // 6
+            "  neighbors: [{address: 10.250.0.2, as: 65000}]\n");
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()), ElementsAre("gtpcp.yaml:6: bgp.local_as: 0 is out of range 1..4294967295"));
+  // Mode off needs neither.
+  EXPECT_TRUE(parse(std::string(kBgpBase) + "  mode: off\n"));
+}
+
+TEST(InstanceBgp, TheLeaseOutlastsACheck) {
+  const std::string frr = std::string(kBgpBase) + kFrr;
+  auto r = parse(frr + "  check_interval_ms: 2000\n");  // 8
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:8: bgp.check_interval_ms: bgp.lease_ms (2000) must be longer than "
+                          "bgp.check_interval_ms (2000): the bgp-watchdog renews its verdict once per check"));
+  r = parse(frr + "  check_interval_ms: 500\n  lease_ms: 500\n");  // 9
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()), ElementsAre(HasSubstr("gtpcp.yaml:9: bgp.lease_ms: bgp.lease_ms (500) must")));
+  EXPECT_TRUE(parse(frr + "  check_interval_ms: 1999\n"));
+  // Without BGP there is no lease.
+  EXPECT_TRUE(parse(std::string(kBgpBase) + "  check_interval_ms: 60000\n  lease_ms: 500\n"));
+}
+
+TEST(InstanceBgp, RouterIdIsAnIpv4Address) {
+  const Rendered doc = withKey("bgp.router_id", "\"2001:db8::1\"");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("bgp.router_id")) +
+                          ": bgp.router_id: \"2001:db8::1\" is not an IPv4 address (it is an IPv6 "
+                          "address)"));
+}
+
+TEST(InstanceBgp, FrrPathsAreResolvedAndNotEmpty) {
+  auto r = parse(withKey("bgp.vty_socket_dir", "run/frr").text);
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->bgp.vty_socket_dir, "/etc/gtpcp/run/frr");
+  r = parse(withKey("bgp.vtysh", "\"<group>/vtysh\"").text);
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->bgp.vtysh.resolved, "/etc/gtpcp/g1/vtysh");
+  for (const char* key : {"bgp.vtysh", "bgp.vty_socket_dir"}) {
+    SCOPED_TRACE(key);
+    const Rendered doc = withKey(key, "\"\"");
+    EXPECT_THAT(lines(parse(doc.text).error()),
+                ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at(key)) + ": " + key +
+                            ": must not be empty"));
+  }
 }
 
 // -- derived values ------------------------------------------------------------------
@@ -804,12 +1204,56 @@ TEST(InstanceConfig, ChangedKeysTellWhatAReloadCanApply) {
   EXPECT_TRUE(changedKeys(*a, *a).empty());
 }
 
+TEST(InstanceConfig, ChangedKeysCoverTheBgpKeys) {
+  const std::string gtpc =
+      "group: g1\nrouting: r.yaml\ngtpc: {access: {ipv4: 127.0.0.1, ipv6: \"::1\"}}\n";
+  const auto a = parse(gtpc);
+  const std::string bgp =
+      "bgp:\n"
+      "  mode: frr\n"
+      "  role: standby\n"
+      "  service_addresses: [\"::1\"]\n"  // the default is both addresses
+      "  local_as: 65001\n"
+      "  router_id: 10.250.0.1\n"
+      "  standby_med: 100\n"
+      "  standby_prepend: 1\n"
+      "  bfd: {enabled: off, interval_ms: 100, multiplier: 5}\n"
+      "  check_interval_ms: 500\n"
+      "  withdraw_hold_ms: 1\n"
+      "  return_hold_ms: 1\n"
+      "  damping: {flaps: 1, window_s: 1, hold_ms: 1}\n"
+      "  lease_ms: 1000\n"
+      "  storage_ack_ms: 100\n"
+      "  vtysh: /bin/vtysh\n"
+      "  vty_socket_dir: /run/frr\n"
+      "  neighbors:\n"
+      "    - address: 10.250.0.2\n"
+      "      as: 65000\n";
+  const auto b = parse(gtpc + bgp);
+  ASSERT_TRUE(a && b) << errorText(a) << errorText(b);
+  std::vector<std::string> expected;
+  for (const KeyInfo& k : instanceKeys())
+    if (!k.isSection() && k.path.starts_with("bgp.")) expected.push_back(std::string(k.path));
+  std::vector<std::string> changed;
+  for (const KeyInfo* k : changedKeys(*a, *b)) changed.push_back(std::string(k->path));
+  EXPECT_EQ(changed, expected);
+
+  // A new password alone is a change (of a restart key).
+  const auto c = parse(gtpc + bgp + "      password: k3y\n");
+  ASSERT_TRUE(c) << errorText(c);
+  EXPECT_EQ(c->bgp.neighbors[0].password, "k3y");
+  changed.clear();
+  for (const KeyInfo* k : changedKeys(*b, *c))
+    changed.push_back(std::string(k->path) + " " + std::string(reloadClassName(k->reload)));
+  EXPECT_THAT(changed, ElementsAre("bgp.neighbors restart"));
+}
+
 TEST(InstanceConfig, SummaryNamesTheEssentials) {
   const auto r = parse(render(baseKeys()).text);
   ASSERT_TRUE(r);
   EXPECT_EQ(summary(*r),
             "group g1 instance a, 2 workers, GTP-C port 2123 access 127.0.0.1 gateway (= access), "
-            "run_dir /tmp/gtpcp/g1");
+            "run_dir /tmp/gtpcp/g1, BGP off");
 }
 
 // -- the example file -----------------------------------------------------------------
@@ -889,6 +1333,12 @@ TEST(InstanceExample, NamesEveryKey) {
   ASSERT_TRUE(r) << errorText(r);
   EXPECT_FALSE(r->gtpc.gateway_from_access);
   EXPECT_TRUE(r->gtpc.access.ipv6);
+  // The commented-out BGP keys are the start of a configuration for FRR.
+  EXPECT_THAT(text, HasSubstr("\n  # neighbors: [{address: 10.250.0.2, as: 65000}]\n"));
+  EXPECT_EQ(r->bgp.mode, InstanceConfig::Bgp::Mode::kOff);
+  EXPECT_EQ(r->bgp.local_as, 65001u);
+  EXPECT_THAT(r->bgp.neighbors, ElementsAre(InstanceConfig::Bgp::Neighbor{"10.250.0.2", 65000, ""}));
+  EXPECT_EQ(r->bgp.vty_socket_dir, "/var/run/frr");
 }
 
 }  // namespace

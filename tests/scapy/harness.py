@@ -145,19 +145,24 @@ class Capture:
             return False
         return m.parse(data).seq == self.seq
 
-    def _seen(self, seq):
-        # The file being written usually ends inside a frame: tshark then
-        # fails, after printing every complete frame.
-        out = self.read("gtpv2.message_type == 2 && gtpv2.seq == %d" % seq, ["frame.number"], partial=True)
+    def _seen(self, first, last):
+        # Any answer of this round will do: dumpcap writes its file in
+        # batches, and the answer just sent may not be there yet when an
+        # earlier one is. The file being written usually ends inside a
+        # frame: tshark then fails, after printing every complete frame.
+        out = self.read("gtpv2.message_type == 2 && gtpv2.seq >= %d && gtpv2.seq <= %d" % (first, last),
+                        ["frame.number"], partial=True)
         return bool(out and out.strip())
 
     def _mark(self, seconds):
-        """Echo exchanges until one of them is in the capture file."""
+        """Echo exchanges until one of them is in the capture file: then
+        everything sent before the first is in it too."""
         deadline = time.monotonic() + seconds
+        first = self.seq + 1
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 return False
-            if self._echo() and self._seen(self.seq):
+            if self._echo() and self._seen(first, self.seq):
                 return True
             time.sleep(0.2)
         return False

@@ -20,9 +20,12 @@ std::string PeerResult::describe() const {
   return out;
 }
 
-PeerRun::PeerRun(const std::vector<std::string>& args, const std::string& dir, const std::string& name)
+PeerRun::PeerRun(const std::vector<std::string>& args, const std::string& dir, const std::string& name,
+                 const std::string& netns)
     : out_(dir + "/" + name + ".out"), json_(dir + "/" + name + ".json") {
-  std::vector<std::string> argv{binDir() + "/gtpcp-peer"};
+  std::vector<std::string> argv;
+  if (!netns.empty()) argv = {"ip", "netns", "exec", netns};
+  argv.push_back(binDir() + "/gtpcp-peer");
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("--json");
   argv.push_back(json_);

@@ -29,8 +29,10 @@ struct PeerResult {
 class PeerRun {
  public:
   // Starts build/<tree>/bin/gtpcp-peer with `args` and `--json`, writing
-  // <dir>/<name>.out and <dir>/<name>.json.
-  PeerRun(const std::vector<std::string>& args, const std::string& dir, const std::string& name = "peer");
+  // <dir>/<name>.out and <dir>/<name>.json; inside network namespace
+  // `netns` when given (`ip netns exec` runs it: the pid is the emulator's).
+  PeerRun(const std::vector<std::string>& args, const std::string& dir, const std::string& name = "peer",
+          const std::string& netns = "");
 
   int pid() const noexcept { return child_.pid(); }
   bool running() { return child_.running(); }

@@ -1,5 +1,7 @@
 #include "tests/support/test_group.h"
 
+#include <fstream>
+
 #include <unistd.h>
 
 #include <atomic>
@@ -28,6 +30,7 @@ TestGroup::TestGroup(const GroupOptions& o)
     : address_(o.address ? *o.address : freeLoopback()), workers_(o.workers) {
   group_ = !o.group.empty() ? o.group : "t" + std::to_string(getpid()) + "-" + std::to_string(g_groups++);
   instance_ = o.instance.empty() ? "a" : o.instance;
+  netns_ = o.netns;
   run_dir_ = dir_.file("run");
   config_ = dir_.file("gtpcp.yaml");
   writeFile(dir_.file("routing.yaml"), o.routing_yaml);
@@ -56,7 +59,9 @@ TestGroup::TestGroup(const GroupOptions& o)
 TestGroup::~TestGroup() { stop(); }
 
 Output TestGroup::gtpcp(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{binDir() + "/gtpcp", "-c", config_};
+  std::vector<std::string> argv;
+  if (!netns_.empty()) argv = {"ip", "netns", "exec", netns_};
+  for (const auto& a : {binDir() + "/gtpcp", std::string("-c"), config_}) argv.push_back(a);
   argv.insert(argv.end(), args.begin(), args.end());
   auto out = run(argv, std::chrono::seconds(30));
   if (!out) throw std::runtime_error("gtpcp " + (args.empty() ? std::string() : args[0]) + " did not finish");
@@ -133,6 +138,9 @@ std::string TestGroup::diagnostics() {
   }
   std::vector<std::string> logs{"forwarder"};
   for (unsigned w = 0; w < workers_; ++w) logs.push_back("worker-" + std::to_string(w));
+  for (const char* other : {"persister", "watchdog", "bgp-watchdog", "bgpd-bridge"}) {
+    if (std::ifstream(run_dir_ + "/" + other + ".log")) logs.push_back(other);
+  }
   for (const auto& name : logs) {
     out += "---- " + run_dir_ + "/" + name + ".log (last 60 lines)\n" + tailFile(run_dir_ + "/" + name + ".log", 60);
   }

@@ -32,6 +32,10 @@ struct GroupOptions {
   // a group name of its own and instance "a".
   std::string group;
   std::string instance;
+  // The network namespace (`ip netns` name) the group's processes run in:
+  // the launcher is started there and its processes inherit it. Empty: the
+  // test's own.
+  std::string netns;
 };
 
 class TestGroup {
@@ -87,6 +91,7 @@ class TestGroup {
   std::string config_;
   std::string run_dir_;
   std::string launcher_output_;
+  std::string netns_;
   bool started_ = false;
 };
 

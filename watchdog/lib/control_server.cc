@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/config/routing.h"
+#include "common/group/bgp_shm.h"
 #include "common/group/from_config.h"
 #include "common/group/rings.h"
 #include "common/group/status.h"
@@ -116,6 +117,12 @@ void ControlServer::receive(uint64_t now_ns) {
         stop(request.stop().drain_ms(), now_ns);
         reply_owed_ = true;
         continue;
+      case proto::ControlRequest::kSwitchover:
+        if (switchover(request.switchover(), now_ns, reply)) {
+          reply_owed_ = true;  // answered once FRR has the withdraw
+          continue;
+        }
+        break;
       case proto::ControlRequest::COMMAND_NOT_SET:
         reply.set_error("empty ControlRequest");
         break;
@@ -293,8 +300,58 @@ void ControlServer::beginStop(uint64_t now_ns) {
   stop(settings_.stop_drain_ms, now_ns);
 }
 
+bool ControlServer::switchover(const proto::SwitchoverRequest& r, uint64_t now_ns, proto::ControlReply& reply) {
+  if (!settings_.bgp) {
+    reply.set_error(group_.config().file + ": bgp.mode is off: this group announces nothing to switch over");
+    return false;
+  }
+  control_->bgp_withdraw.store(r.on() ? 1 : 0, std::memory_order_relaxed);
+  if (!r.on()) {
+    reply.set_ok(true);
+    reply.set_text("switchover ended: the route is announced again once the instance has been healthy for " +
+                   std::to_string(group_.config().bgp.return_hold_ms) + " ms\n");
+    spdlog::info("switchover ended");
+    return false;
+  }
+  spdlog::info("switchover: withdrawing the service addresses");
+  withdraw_for_stop_ = false;
+  withdrawn_ns_ = 0;
+  wait_ = Wait::kWithdraw;
+  started_ns_ = now_ns;
+  deadline_ns_ = now_ns + uint64_t{settings_.withdraw_wait_ms} * 1'000'000;
+  return true;
+}
+
+bool ControlServer::withdrawApplied(uint64_t now_ns) {
+  (void)now_ns;
+  auto seg = ring::SharedSegment::attach(group_.paths().bridgeSegment(), group::kBridgeSegmentKind);
+  if (!seg) return false;
+  const auto* b = static_cast<const group::BridgeShm*>(seg->payload());
+  // BRG-A1: pairs with BRG-R1 in the bridge: the intent is that generation's.
+  b->applied.applied_generation.load(std::memory_order_acquire);
+  return static_cast<group::BgpIntent>(b->applied.intent.load(std::memory_order_relaxed)) == group::BgpIntent::kWithdraw;
+}
+
 void ControlServer::stop(uint32_t drain_ms, uint64_t now_ns) {
   stopping_ = true;
+  stop_drain_ms_ = drain_ms;
+  if (settings_.bgp) {
+    // Peers move to the other instance first; only then does this one
+    // refuse anything, so that nothing they send is lost.
+    control_->bgp_withdraw.store(1, std::memory_order_relaxed);
+    withdraw_for_stop_ = true;
+    withdrawn_ns_ = 0;
+    wait_ = Wait::kWithdraw;
+    started_ns_ = now_ns;
+    deadline_ns_ = now_ns + uint64_t{settings_.withdraw_wait_ms} * 1'000'000;
+    spdlog::info("stopping: withdrawing the service addresses first");
+    return;
+  }
+  beginDrain(now_ns);
+}
+
+void ControlServer::beginDrain(uint64_t now_ns) {
+  const uint32_t drain_ms = stop_drain_ms_;
   // New sessions get cause 73 at once; other requests are dropped (their
   // senders retransmit to whoever takes the address over); responses are
   // still relayed, so what was forwarded completes.
@@ -346,6 +403,33 @@ void ControlServer::tick(uint64_t now_ns) {
   proto::ControlReply reply;
   if (*wait_ == Wait::kReload) {
     if (!reloadDone(now_ns, reply)) return;
+  } else if (*wait_ == Wait::kWithdraw) {
+    if (withdrawn_ns_ == 0) {
+      const bool applied = withdrawApplied(now_ns);
+      if (!applied && now_ns < deadline_ns_) return;
+      withdrawn_ns_ = now_ns;
+      const double ms = double(now_ns - started_ns_) / 1e6;
+      if (applied) spdlog::info("FRR has the withdraw after {:.0f} ms", ms);
+      else spdlog::warn("FRR did not confirm the withdraw within {} ms; going on", settings_.withdraw_wait_ms);
+      if (!withdraw_for_stop_) {
+        reply.set_ok(applied);
+        if (!applied) reply.set_error("the bridge did not confirm the withdraw within " +
+                                      std::to_string(settings_.withdraw_wait_ms) + " ms (gtpcp status shows why)");
+        std::ostringstream text;
+        text << std::fixed << std::setprecision(0) << "withdrawn: FRR had it " << ms
+             << " ms after the request; this instance answers what still reaches it (gtpcp switchover --off announces "
+                "it again)\n";
+        reply.set_text(text.str());
+        wait_.reset();
+        if (reply_owed_) send(reply);
+        reply_owed_ = false;
+        return;
+      }
+    }
+    if (now_ns < withdrawn_ns_ + uint64_t{settings_.withdraw_settle_ms} * 1'000'000) return;
+    wait_.reset();
+    beginDrain(now_ns);
+    return;
   } else {
     if (!drainDone(now_ns)) return;
     finishStop(reply);

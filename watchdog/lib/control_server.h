@@ -34,6 +34,12 @@ struct ControlSettings {
   uint32_t stop_drain_ms = 5000;
   // How long a reload waits for every running process to apply it.
   uint32_t reload_wait_ms = 5000;
+  // BGP in use: a stop withdraws first, and waits for FRR to have the
+  // withdraw (at most withdraw_wait_ms) and then withdraw_settle_ms for the
+  // routers to move, before it refuses anything.
+  bool bgp = false;
+  uint32_t withdraw_wait_ms = 3000;
+  uint32_t withdraw_settle_ms = 500;
 };
 
 class ControlServer {
@@ -48,7 +54,7 @@ class ControlServer {
   // Moves the command in progress on; replies when it is done.
   void tick(uint64_t now_ns);
   // How soon tick() wants to run again (ms), -1: no command in progress.
-  long pollTimeoutMs() const noexcept { return !wait_ ? -1 : *wait_ == Wait::kReload ? 1 : 5; }
+  long pollTimeoutMs() const noexcept { return !wait_ ? -1 : *wait_ == Wait::kStop ? 5 : 1; }
 
   // The graceful stop without a requester (SIGTERM to the watchdog).
   void beginStop(uint64_t now_ns);
@@ -60,7 +66,8 @@ class ControlServer {
   bool reexec() const noexcept { return reexec_; }
 
  private:
-  enum class Wait : uint8_t { kReload, kStop };
+  // kWithdraw: a switchover or the first step of a stop waits for FRR.
+  enum class Wait : uint8_t { kReload, kWithdraw, kStop };
   ControlServer(group::ProcessControl& group, const ControlSettings& settings) : group_(group), settings_(settings) {}
 
   void status(proto::ControlReply& reply);
@@ -68,6 +75,11 @@ class ControlServer {
   bool reload(const proto::ReloadRequest& r, uint64_t now_ns, proto::ControlReply& reply);
   void restart(const proto::RestartRequest& r, proto::ControlReply& reply);
   void stop(uint32_t drain_ms, uint64_t now_ns);
+  // The drain of a stop, once the route is gone (or at once without BGP).
+  void beginDrain(uint64_t now_ns);
+  bool switchover(const proto::SwitchoverRequest& r, uint64_t now_ns, proto::ControlReply& reply);
+  // The bridge has the withdraw: true; `settled` once the routers had time.
+  bool withdrawApplied(uint64_t now_ns);
   // Rings the workers' doorbells and the forwarder's doorbell socket.
   void wakeProcesses();
   // The reload waited for: true when every running process answered.
@@ -94,6 +106,10 @@ class ControlServer {
   uint64_t generation_ = 0;
   uint64_t routing_hash_ = 0;
   std::string routing_path_;
+  // Withdraw in progress (switchover, or a stop's first step).
+  bool withdraw_for_stop_ = false;
+  uint32_t stop_drain_ms_ = 0;
+  uint64_t withdrawn_ns_ = 0;  // when the bridge reported it; 0: not yet
   // Stop in progress.
   std::vector<ring::SharedSegment> workers_;  // segments (counters) of the workers
   std::vector<ring::SharedSegment> rings_;    // their priority and new rings

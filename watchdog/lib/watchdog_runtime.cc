@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/group/segments.h"
+#include "common/group/status.h"
 #include "common/time/clock.h"
 
 namespace gtpcp::watchdog {
@@ -38,11 +40,7 @@ tl::expected<std::unique_ptr<WatchdogRuntime>, std::string> WatchdogRuntime::ope
     group::ProcessControl& group, const SupervisorSettings& settings, const ControlSettings& control) {
   std::unique_ptr<WatchdogRuntime> w(new WatchdogRuntime(group, settings));
   const group::Paths& paths = group.paths();
-  auto seg = ring::SharedSegment::createOrAttach(paths.watchdogSegment(), sizeof(WatchdogShm), kWatchdogSegmentKind,
-                                                 [](void* payload, std::size_t) -> ring::Result<void> {
-                                                   new (payload) WatchdogShm();
-                                                   return {};
-                                                 });
+  auto seg = group::createOwned<WatchdogShm>(paths.watchdogSegment(), kWatchdogSegmentKind);
   if (!seg) return tl::unexpected("shared memory " + paths.watchdogSegment() + ": " + seg.error().message);
   w->segment_.emplace(std::move(*seg));
   w->shm_ = static_cast<WatchdogShm*>(w->segment_->payload());
@@ -121,13 +119,7 @@ void WatchdogRuntime::check(uint64_t now_ns) {
 }
 
 void WatchdogRuntime::writeStatus(uint64_t now_ns) {
-  const std::string path = group_.paths().watchdogStatusFile();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << supervisor_.status(now_ns).dump(1) << "\n";
-  }
-  std::rename(tmp.c_str(), path.c_str());
+  group::writeStatusFile(group_.paths().watchdogStatusFile(), supervisor_.status(now_ns));
 }
 
 WatchdogRuntime::Exit WatchdogRuntime::run(const std::atomic<bool>& stop) {

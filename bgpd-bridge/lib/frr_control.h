@@ -1,0 +1,41 @@
+// The bridge's seam toward FRR. Debian's FRR 8.4 has no management API for
+// bgpd, so the real implementation (vtysh_frr.h) runs vtysh; the unit tests
+// of the bridge's logic use a fake.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <tl/expected.hpp>
+
+namespace gtpcp::bridge {
+
+template <class T>
+using FrrResult = tl::expected<T, std::string>;
+
+class FrrControl {
+ public:
+  virtual ~FrrControl() = default;
+  // `show running-config DAEMON` ("bgpd", "staticd", "bfdd"): one daemon's
+  // own configuration. vtysh's combined `show running-config` shows an
+  // object once if any daemon has it, which hides a daemon that lost it
+  // (one that was down when the object was given).
+  virtual FrrResult<std::string> runningConfig(const std::string& daemon) = 0;
+  // `configure terminal`, the commands in order, `end`, in one session: FRR
+  // applies each line as it reads it, so nothing is reloaded and no BGP
+  // session is reset by what the bridge does not touch.
+  virtual FrrResult<void> configure(const std::vector<std::string>& commands) = 0;
+  // A `show ... json` command's answer.
+  virtual FrrResult<nlohmann::json> showJson(const std::string& command) = 0;
+  // Who the daemons are ("zebra" -> "pid:start time"): a change means FRR
+  // restarted and lost what it was told.
+  virtual std::map<std::string, std::string> daemonIdentity() = 0;
+  // How long the youngest daemon has run, in ms (nullopt: unknown).
+  virtual std::optional<uint64_t> youngestDaemonMs() = 0;
+};
+
+}  // namespace gtpcp::bridge

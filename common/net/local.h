@@ -1,0 +1,17 @@
+// What the kernel says about this host's addresses and sockets, for the
+// checks of the BGP announcement (startup and once-a-second paths only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gtpcp::net {
+
+// Whether `address` (a literal) is local to this network namespace: a
+// socket can bind it without IP_FREEBIND.
+bool isLocalAddress(const std::string& address);
+// Whether process `pid` holds a UDP socket bound to `address`:`port`
+// (/proc/<pid>/fd against the process's /proc/<pid>/net/udp and udp6).
+bool holdsUdpSocket(int pid, const std::string& address, uint16_t port);
+
+}  // namespace gtpcp::net
