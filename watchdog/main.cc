@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   // The bgp-watchdog sees the request within one of its turns and the bridge
   // applies it within one of its own; past this, something is wrong.
   control.withdraw_wait_ms = config->bgp.lease_ms + 1000;
+  control.withdraw_settle_ms = config->bgp.stop_settle_ms;
   auto runtime = gtpcp::watchdog::WatchdogRuntime::open(group, settings, control);
   if (!runtime) return gtpcp::group::cannotStart(runtime.error());
   const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();

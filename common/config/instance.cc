@@ -368,6 +368,11 @@ constexpr KeyInfo kKeys[] = {
           "bgp-watchdog cannot keep it announced; longer than check_interval_ms.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.lease_ms = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.bgp.lease_ms); }},
+  {.path = "bgp.stop_settle_ms", .type = KeyType::kInteger, .min = 0, .max = 60000, .default_value = "500",
+   .doc = "gtpcp stop withdraws the route first; once FRR has the withdraw, the routers get this long to move "
+          "traffic to the other instance before this one refuses anything.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.stop_settle_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.bgp.stop_settle_ms); }},
   {.path = "bgp.storage_ack_ms", .type = KeyType::kInteger, .min = 100, .max = 600000, .default_value = "5000",
    .doc = "With storage.persist async, changes Redis leaves unacknowledged longer than this are a recoverable fault.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.storage_ack_ms = static_cast<uint32_t>(v.integer); },

@@ -209,6 +209,7 @@ struct InstanceConfig {
     uint32_t damping_window_s = 0;
     uint32_t damping_hold_ms = 0;   // ...make the return hold-down this long instead
     uint32_t lease_ms = 0;          // the bridge withdraws when the bgp-watchdog's verdict is older
+    uint32_t stop_settle_ms = 0;    // gtpcp stop: after FRR has the withdraw, before refusing anything
     uint32_t storage_ack_ms = 0;    // async storage: unacknowledged writes older than this are a fault
     PathSetting vtysh;              // FRR's vtysh
     // FRR's --vty_socket directory, resolved like the paths; empty: FRR's default.

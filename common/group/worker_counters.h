@@ -63,6 +63,8 @@ namespace gtpcp::worker {
   X(restore_parked, "worker.restore_parked", "messages for a TEID the worker does not hold, held while the storage is asked") \
   X(restore_duplicates, "worker.restore_duplicates", "retransmissions of a held message, dropped (the first copy is answered)") \
   X(restore_found, "worker.restore_found", "sessions read back from the storage and served") \
+  X(stored_released, "worker.stored_released", "reservations of stored sessions the storage no longer holds (another instance deleted them), freed") \
+  X(restore_incomplete, "worker.restore_incomplete", "sessions read back as stored before their gateway's answer (their creation ran on an instance that is gone): removed, their request answered Context Not Found") \
   X(restore_absent, "worker.restore_absent", "look-ups the storage had no record for (answered Context Not Found)") \
   X(restore_failed, "worker.restore_failed", "look-ups the storage could not answer; their messages were dropped (peers retransmit)") \
   X(restore_timeouts, "worker.restore_timeouts", "look-ups unanswered in time; their messages were dropped (peers retransmit)") \

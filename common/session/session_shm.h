@@ -31,11 +31,18 @@ enum class SessionState : uint8_t {
   // stored session's TEIDs, kept from allocation until a message for them
   // brings the record in (restore.h) or the storage says it is gone.
   kStored = 3,
+  // Read back from the storage as stored before its gateway's answer was:
+  // the creation that would complete it ran on an instance that is gone
+  // (the record's "established" write was lost with a Redis primary, or
+  // never made). It cannot go on here; the first message that names it
+  // removes it and is answered Context Not Found.
+  kIncomplete = 4,
 };
 
 inline constexpr bool isLive(uint8_t state) noexcept {
   return state == static_cast<uint8_t>(SessionState::kCreating) ||
-         state == static_cast<uint8_t>(SessionState::kActive);
+         state == static_cast<uint8_t>(SessionState::kActive) ||
+         state == static_cast<uint8_t>(SessionState::kIncomplete);
 }
 
 // The CSID a node gave a session's PDN connection, with the node-ID of the

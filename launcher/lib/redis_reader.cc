@@ -52,12 +52,19 @@ tl::expected<RedisReply, std::string> RedisReader::runAt(Endpoint at, const std:
 }
 
 tl::expected<RedisReply, std::string> RedisReader::run(const std::vector<std::string>& argv) {
-  if (primary_.first.empty()) {
-    auto p = primary();
-    if (!p) return tl::unexpected(p.error());
-    primary_ = *p;
+  // The node that answered last, then (it died, or the primary moved) a
+  // fresh look at the seeds or the sentinels.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (primary_.first.empty()) {
+      auto p = primary();
+      if (!p) return tl::unexpected(p.error());
+      primary_ = *p;
+    }
+    auto r = runAt(primary_, argv, true);
+    if (r || attempt == 1 || r.error().rfind("cannot reach", 0) != 0) return r;
+    primary_ = {};
   }
-  return runAt(primary_, argv, true);
+  return tl::unexpected(std::string("Redis: no node answers"));
 }
 
 tl::expected<RedisReader::Endpoint, std::string> RedisReader::primary() {
@@ -65,8 +72,18 @@ tl::expected<RedisReader::Endpoint, std::string> RedisReader::primary() {
     case Storage::Mode::kOff:
       return tl::unexpected(std::string("storage.mode is off: sessions are not kept in Redis"));
     case Storage::Mode::kEmbedded: return Endpoint{"127.0.0.1", c_.storage.embedded_port};
-    case Storage::Mode::kSingle:
-    case Storage::Mode::kCluster: return Endpoint{c_.storage.servers.at(0).address, c_.storage.servers.at(0).port};
+    case Storage::Mode::kSingle: return Endpoint{c_.storage.servers.at(0).address, c_.storage.servers.at(0).port};
+    case Storage::Mode::kCluster: {
+      // Any live seed: commands follow MOVED from there, so a seed that died
+      // (its slots failed over to a replica) stops nobody.
+      std::string why;
+      for (const auto& s : c_.storage.servers) {
+        auto r = runAt({s.address, s.port}, {"PING"}, false);
+        if (r) return Endpoint{s.address, s.port};
+        why += (why.empty() ? "" : "; ") + r.error();
+      }
+      return tl::unexpected("no seed node of storage.servers answers (" + why + ")");
+    }
     case Storage::Mode::kSentinel:
       for (const auto& s : c_.storage.servers) {
         auto r = runAt({s.address, s.port}, {"SENTINEL", "get-master-addr-by-name", c_.storage.sentinel_master}, false);

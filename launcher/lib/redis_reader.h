@@ -1,7 +1,9 @@
 // The launcher's synchronous view of the group's Redis (gtpcp start, gtpcp
 // session): one command at a time, sent to the server that owns its key
-// (following MOVED and ASK in Cluster mode; the sentinels name the primary
-// in Sentinel mode). Not for the data path: the persister has the real client.
+// (from any live seed node, following MOVED and ASK, in Cluster mode; the
+// sentinels name the primary in Sentinel mode; a node that stops answering
+// is looked for again once). Not for the data path: the persister has the
+// real client.
 #pragma once
 
 #include <hiredis/hiredis.h>

@@ -173,6 +173,7 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"bgp.damping.window_s", ReloadClass::kRestart},
       {"bgp.damping.hold_ms", ReloadClass::kRestart},
       {"bgp.lease_ms", ReloadClass::kRestart},
+      {"bgp.stop_settle_ms", ReloadClass::kRestart},
       {"bgp.storage_ack_ms", ReloadClass::kRestart},
       {"bgp.vtysh", ReloadClass::kRestart},
       {"bgp.vty_socket_dir", ReloadClass::kRestart},
@@ -1223,6 +1224,7 @@ TEST(InstanceConfig, ChangedKeysCoverTheBgpKeys) {
       "  return_hold_ms: 1\n"
       "  damping: {flaps: 1, window_s: 1, hold_ms: 1}\n"
       "  lease_ms: 1000\n"
+      "  stop_settle_ms: 100\n"
       "  storage_ack_ms: 100\n"
       "  vtysh: /bin/vtysh\n"
       "  vty_socket_dir: /run/frr\n"

@@ -555,6 +555,44 @@ TEST_P(PersistenceFaultsTest, SentinelPrimaryKilledUnderCreations) {
       });
 }
 
+// Every read of gtpcp start (the group's Recovery, its stored sessions, the
+// instances that run) goes to any live seed node: an instance starts while
+// the first configured node is dead and its slots have failed over, and
+// keeps the Recovery the running instance announces.
+TEST(ClusterSeeds, AnInstanceStartsWhileTheFirstSeedNodeIsDead) {
+  testing::RedisCluster cluster(500);
+  const auto ports = cluster.ports();
+  testing::GroupOptions o;
+  o.workers = 1;
+  o.routing_yaml = onlyGateway("127.0.0.9", kNoHealthChecks);
+  o.storage_yaml = "  mode: cluster\n  servers: " + serverList(ports) + "\n";
+  TestGroup a(o);
+  ASSERT_TRUE(a.start()) << a.diagnostics();
+  const std::string recovery_a = testing::readFile(a.runDir() + "/recovery");
+  ASSERT_FALSE(recovery_a.empty());
+
+  const uint16_t victim = ports.front();
+  cluster.server(victim).kill();
+  ASSERT_TRUE(testing::waitUntil(
+      [&] {
+        const auto owners = cluster.slotOwners();
+        return std::none_of(owners.begin(), owners.end(), [&](uint16_t p) { return p == 0 || p == victim; });
+      },
+      20s, 50ms))
+      << "the dead node's slots never failed over";
+
+  // Instance b, with the dead node first in its seed list.
+  o.group = a.group();
+  o.instance = "b";
+  TestGroup b(o);
+  ASSERT_TRUE(b.start()) << b.diagnostics();
+  EXPECT_EQ(testing::readFile(b.runDir() + "/recovery"), recovery_a) << b.diagnostics();
+  const auto out = b.gtpcp({"status", "--json"});
+  EXPECT_EQ(out.status, 0);
+  b.stop();
+  a.stop();
+}
+
 INSTANTIATE_TEST_SUITE_P(Persist, PersistenceFaultsTest,
                          ::testing::Values(PersistMode{"Async", "async"}, PersistMode{"Sync", "sync"}),
                          [](const ::testing::TestParamInfo<PersistMode>& mode) { return mode.param.name; });

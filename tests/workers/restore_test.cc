@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "tests/workers/proxy_fixture.h"
@@ -71,6 +72,30 @@ class RestoreTest : public ProxyTest {
   }
 
   static uint8_t causeOf(const Sent& s) { return readFirst<CauseIe>(decode(s.bytes))->value; }
+
+  // One chunk of a partition's stored TEIDs from the persister.
+  void storedChunk(uint16_t partition, const std::vector<uint32_t>& teids, bool last,
+                   RestoreOutcome outcome = RestoreOutcome::kFound) {
+    std::vector<uint8_t> bytes(sizeof(StoredTeidsChunk) + teids.size() * 4);
+    const StoredTeidsChunk c{partition, static_cast<uint8_t>(outcome), static_cast<uint8_t>(last),
+                             static_cast<uint32_t>(teids.size())};
+    std::memcpy(bytes.data(), &c, sizeof c);
+    if (!teids.empty()) std::memcpy(bytes.data() + sizeof c, teids.data(), teids.size() * 4);
+    restorer_->apply(LookupKind::kStoredTeids, bytes, 0, 0, Restorer::Replay{nullptr, nullptr});
+  }
+  // The first load, every partition answered at once: `stored` its TEIDs,
+  // the others none.
+  void loadStored(const std::map<uint16_t, std::vector<uint32_t>>& stored, uint64_t now) {
+    std::size_t answered = 0;
+    restorer_->tick(now);
+    while (answered < lookups_.asked.size()) {
+      const uint16_t p = lookups_.asked[answered++].partition;
+      const auto it = stored.find(p);
+      storedChunk(p, it == stored.end() ? std::vector<uint32_t>{} : it->second, true);
+      restorer_->tick(now += 1000);
+    }
+    ASSERT_TRUE(restorer_->ready());
+  }
 
   RecordingLookups lookups_;
   std::unique_ptr<Restorer> restorer_;
@@ -141,6 +166,53 @@ TEST_F(RestoreTest, NoRecordIsContextNotFound) {
   EXPECT_EQ(out[0].to, sgw_);
   EXPECT_EQ(causeOf(out[0]), static_cast<uint8_t>(Cause::kContextNotFound));
   EXPECT_EQ(header_->counters.restore_absent.load(), 1u);
+}
+
+// Counts what the worker writes toward the persister.
+class KindsSink final : public PersistSink {
+ public:
+  std::span<uint8_t> reserve(ChangeKind kind, uint16_t, std::size_t max) noexcept override {
+    buffer_.assign(max, 0);
+    kind_ = kind;
+    return buffer_;
+  }
+  void commit(std::size_t) noexcept override { kinds.push_back(kind_); }
+  std::vector<ChangeKind> kinds;
+
+ private:
+  std::vector<uint8_t> buffer_;
+  ChangeKind kind_{};
+};
+
+// A record stored before its gateway's answer (the instance that sent the
+// creation died, and with it the "established" write) cannot go on: the
+// first request that names it removes it, from the storage too, and is
+// answered Context Not Found, from whichever leg it comes.
+TEST_F(RestoreTest, ASessionStoredBeforeItsGatewaysAnswerIsRemovedAndAnswered) {
+  for (const bool from_gateway : {false, true}) {
+    // A sequence number of its own: the same one would be the first
+    // creation's retransmission.
+    const Attached s = attach(from_gateway ? "001010000000031" : "001010000000030", 0x1111, from_gateway ? 8 : 7);
+    SessionShm stored = forget(s);
+    stored.state = static_cast<uint8_t>(SessionState::kCreating);
+    useRestorer();
+    KindsSink sink;
+    proxy_->setPersist(&sink);
+    const auto request = from_gateway ? simple(MessageType::kDeleteBearerRequest, s.gateway_teid, 300)
+                                      : simple(MessageType::kModifyBearerRequest, s.access_teid, 100);
+    EXPECT_TRUE(feed(request, from_gateway ? s.pgw : sgw_).empty()) << "held while the storage is asked";
+    const uint64_t before = header_->counters.restore_incomplete.load();
+    const auto out = answer(s.access_teid, RestoreOutcome::kFound, &stored);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].to.sameHost(from_gateway ? s.pgw : sgw_), true) << "answered, not relayed";
+    EXPECT_EQ(causeOf(out[0]), 64) << "Context Not Found";
+    EXPECT_EQ(header_->counters.restore_incomplete.load(), before + 1);
+    EXPECT_EQ(sessions_.find(s.access_teid), nullptr);
+    EXPECT_EQ(sessions_.find(s.gateway_teid), nullptr);
+    ASSERT_FALSE(sink.kinds.empty());
+    EXPECT_EQ(sink.kinds.back(), ChangeKind::kDelete) << "and removed from the storage";
+    proxy_->setPersist(nullptr);
+  }
 }
 
 TEST_F(RestoreTest, AStorageThatCannotAnswerDropsForTheRetransmission) {
@@ -257,6 +329,41 @@ TEST_F(RestoreTest, StoredTeidsAreReservedBeforeAnyAllocation) {
   EXPECT_EQ(given.size(), 4u);
   EXPECT_TRUE(sessions_.mayBeStored(t2));
   EXPECT_EQ(sessions_.find(t2), nullptr) << "reserved is not live";
+}
+
+// Another instance deleted stored sessions this worker reserved the TEIDs
+// of: a partition with reservations asks again, and frees what its list no
+// longer names; a list the storage could not give frees nothing.
+TEST_F(RestoreTest, ReservationsTheStorageNoLongerNamesAreFreed) {
+  useRestorer(/*load_stored_teids=*/true);
+  const uint16_t p5 = 5;
+  const uint32_t t0 = makeTeid(p5, 0, Leg::kAccess, 1);
+  const uint32_t t2 = makeTeid(p5, 2, Leg::kAccess, 1);
+  loadStored({{p5, {t0, t2}}}, 1'000'000'000);
+  ASSERT_EQ(sessions_.stored(), 2u);
+  const std::size_t asked = lookups_.asked.size();
+
+  // A second later: partition 5, the only one with reservations, asks.
+  restorer_->tick(2'100'000'000);
+  ASSERT_EQ(lookups_.asked.size(), asked + 1);
+  EXPECT_EQ(lookups_.asked.back().kind, LookupKind::kStoredTeids);
+  EXPECT_EQ(lookups_.asked.back().partition, p5);
+  storedChunk(p5, {}, true, RestoreOutcome::kFailed);
+  EXPECT_EQ(sessions_.stored(), 2u) << "nothing freed on a failed list";
+
+  restorer_->tick(3'200'000'000);
+  ASSERT_EQ(lookups_.asked.size(), asked + 2);
+  storedChunk(p5, {t0}, false);
+  EXPECT_EQ(sessions_.stored(), 2u) << "not before the list is whole";
+  storedChunk(p5, {}, true);
+  EXPECT_EQ(sessions_.stored(), 1u);
+  EXPECT_EQ(header_->counters.stored_released.load(), 1u);
+  EXPECT_EQ(header_->counters.sessions_stored.load(), 1u);
+  // t2's slot is free again; t0's still reserved.
+  std::set<uint32_t> given;
+  for (int i = 0; i < 3; ++i) given.insert(sessions_.teid(*sessions_.allocate(p5), Leg::kAccess));
+  EXPECT_FALSE(given.contains(t0));
+  EXPECT_TRUE(std::any_of(given.begin(), given.end(), [&](uint32_t t) { return splitTeid(t).slot == 2; }));
 }
 
 TEST(SessionTableStored, ReserveInstallForget) {

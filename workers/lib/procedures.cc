@@ -16,6 +16,7 @@ constexpr uint8_t kPending = static_cast<uint8_t>(TransactionState::kPending);
 constexpr uint8_t kAnswered = static_cast<uint8_t>(TransactionState::kAnswered);
 constexpr uint8_t kActive = static_cast<uint8_t>(SessionState::kActive);
 constexpr uint8_t kCreating = static_cast<uint8_t>(SessionState::kCreating);
+constexpr uint8_t kIncomplete = static_cast<uint8_t>(SessionState::kIncomplete);
 
 }  // namespace
 
@@ -74,6 +75,15 @@ void Procedures<V>::handleRequest(Context& c) noexcept {
     Restorer* restorer = engine_.restorer();
     if (restorer != nullptr && restorer->hold(c.arrival, c.bytes, teid, h.sequence_number)) return;
     counters_.context_not_found.add();
+    reject(c, V::kContextNotFound);
+    return;
+  }
+  if (session->state == kIncomplete) {
+    // Neither peer can modify or delete what the gateway never confirmed to
+    // the proxy: gone, and the peer told so, rather than dropped for ever.
+    counters_.restore_incomplete.add();
+    engine_.endSession(*session);
+    engine_.countSessions();
     reject(c, V::kContextNotFound);
     return;
   }

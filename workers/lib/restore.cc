@@ -130,17 +130,23 @@ void Restorer::apply(LookupKind kind, std::span<const uint8_t> payload, uint64_t
   const uint32_t l = findLookup(r.access_teid);
   enum class Then { kReplay, kRefuse, kDrop } then = Then::kDrop;
   switch (static_cast<RestoreOutcome>(r.outcome)) {
-    case RestoreOutcome::kFound:
+    case RestoreOutcome::kFound: {
       // Installed even when its look-up timed out: the next message finds it.
-      if (sessions_.install(r.access_teid, r.record) == nullptr) {
+      SessionShm* s = sessions_.install(r.access_teid, r.record);
+      if (s == nullptr) {
         counters_.restore_conflicts.add();
         then = Then::kRefuse;
         break;
       }
+      // A creation stored before its gateway's answer is not this worker's
+      // to finish: the procedures remove it at its first message.
+      if (s->state == static_cast<uint8_t>(SessionState::kCreating))
+        s->state = static_cast<uint8_t>(SessionState::kIncomplete);
       counters_.restore_found.add();
       counters_.sessions_active.set(sessions_.active());
       then = Then::kReplay;
       break;
+    }
     case RestoreOutcome::kAbsent:
       sessions_.forget(r.access_teid);
       counters_.restore_absent.add();
@@ -166,7 +172,11 @@ void Restorer::storedTeids(std::span<const uint8_t> payload) noexcept {
   std::memcpy(&c, payload.data(), sizeof c);
   if (c.partition % layout_.workers != layout_.index) return;
   const uint32_t lp = layout_.localPartition(c.partition);
-  if (lp >= layout_.local_partitions || partition_done_[lp] != 0) return;
+  if (lp >= layout_.local_partitions) return;
+  if (partition_done_[lp] != 0) {
+    if (lp == refresh_lp_) refreshed(c, payload);
+    return;
+  }
   if (c.outcome != static_cast<uint8_t>(RestoreOutcome::kFound) ||
       payload.size() < sizeof c + std::size_t{c.count} * sizeof(uint32_t)) {
     return;  // asked again once the retry pause since the question is over
@@ -211,8 +221,57 @@ void Restorer::askStoredTeids(uint64_t now_ns) noexcept {
   }
 }
 
+void Restorer::refreshStored(uint64_t now_ns) noexcept {
+  if (refresh_lp_ != kNone) {
+    if (now_ns - refresh_asked_ns_ < settings_.timeout_ns) return;
+    refresh_lp_ = kNone;  // unanswered: another partition, later
+  }
+  if (next_refresh_ns_ == 0) next_refresh_ns_ = now_ns + settings_.stored_refresh_ns;  // not right after the load
+  if (now_ns < next_refresh_ns_ || sessions_.stored() == 0) return;
+  next_refresh_ns_ = now_ns + settings_.stored_refresh_ns;
+  // The next partition that holds reservations.
+  for (uint32_t n = 0; n < layout_.local_partitions; ++n) {
+    const uint32_t lp = (refresh_cursor_ + n) % layout_.local_partitions;
+    if (sessions_.storedIn(lp) == 0) continue;
+    const StoredTeidsLookup q{layout_.globalPartition(lp), 0};
+    if (!sink_.lookup(LookupKind::kStoredTeids, q.partition, {reinterpret_cast<const uint8_t*>(&q), sizeof q})) return;
+    refresh_lp_ = lp;
+    refresh_cursor_ = lp + 1;
+    refresh_asked_ns_ = now_ns;
+    listed_.assign(layout_.per_partition, 0);
+    return;
+  }
+}
+
+void Restorer::refreshed(const StoredTeidsChunk& c, std::span<const uint8_t> payload) noexcept {
+  if (c.outcome != static_cast<uint8_t>(RestoreOutcome::kFound) ||
+      payload.size() < sizeof c + std::size_t{c.count} * sizeof(uint32_t)) {
+    refresh_lp_ = kNone;  // the storage could not say: nothing is freed on a guess
+    return;
+  }
+  for (uint32_t i = 0; i < c.count; ++i) {
+    uint32_t teid;
+    std::memcpy(&teid, payload.data() + sizeof c + std::size_t{i} * sizeof teid, sizeof teid);
+    if (partitionOf(teid) != c.partition) continue;
+    const TeidParts t = splitTeid(teid);
+    if (t.slot < listed_.size()) listed_[t.slot] = 1;
+  }
+  if (c.last == 0) return;
+  // Whole: a reservation the storage no longer names is a session another
+  // instance deleted meanwhile.
+  std::vector<uint32_t> gone;
+  sessions_.forEachStored(refresh_lp_, [&](uint32_t teid, uint32_t slot) {
+    if (listed_[slot] == 0) gone.push_back(teid);
+  });
+  for (uint32_t teid : gone) sessions_.forget(teid);
+  counters_.stored_released.add(gone.size());
+  counters_.sessions_stored.set(sessions_.stored());
+  refresh_lp_ = kNone;
+}
+
 void Restorer::tick(uint64_t now_ns) noexcept {
   if (loaded_ == 0) askStoredTeids(now_ns);
+  else if (settings_.stored_refresh_ns != 0) refreshStored(now_ns);
   if (lookup_count_ == 0 || now_ns < next_sweep_ns_) return;
   next_sweep_ns_ = now_ns + kSweepPeriodNs;
   for (uint32_t l = 0; l < lookups_.size(); ++l) {

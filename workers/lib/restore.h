@@ -64,6 +64,10 @@ struct RestoreSettings {
   uint64_t timeout_ns = 2'000'000'000;
   // A partition's stored TEIDs asked again after a failure or no answer.
   uint64_t stored_retry_ns = 1'000'000'000;
+  // How often the next partition with reserved slots asks again which of
+  // its stored sessions still are (another instance may have deleted them),
+  // one partition at a time: 512 of them in under two minutes; 0: never.
+  uint64_t stored_refresh_ns = 200'000'000;
   // Ask for the stored TEIDs before allocating (a fresh session table).
   bool load_stored_teids = true;
 };
@@ -121,6 +125,10 @@ class Restorer {
   void finish(uint32_t l, bool drop, uint64_t now_ns, uint64_t wall_ns, Replay replay) noexcept;
   void storedTeids(std::span<const uint8_t> payload) noexcept;
   void askStoredTeids(uint64_t now_ns) noexcept;
+  // After the first load: the next partition with reserved slots asks
+  // again; its list, once whole, frees the reservations it no longer names.
+  void refreshStored(uint64_t now_ns) noexcept;
+  void refreshed(const session::StoredTeidsChunk& c, std::span<const uint8_t> payload) noexcept;
 
   RestoreSettings settings_;
   WorkerLayout layout_;
@@ -147,6 +155,13 @@ class Restorer {
   std::vector<uint64_t> asked_ns_;
   std::vector<uint8_t> partition_done_;
   uint32_t partitions_done_ = 0;
+  // The refresh in progress: its local partition (kNone: none), when it was
+  // asked, which slots its list named so far.
+  uint32_t refresh_lp_ = kNone;
+  uint32_t refresh_cursor_ = 0;  // where the search for the next partition goes on
+  uint64_t refresh_asked_ns_ = 0;
+  uint64_t next_refresh_ns_ = 0;
+  std::vector<uint8_t> listed_;
 };
 
 }  // namespace gtpcp::worker

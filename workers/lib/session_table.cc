@@ -1,16 +1,19 @@
 #include "session_table.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 namespace gtpcp::worker {
 
 SessionTable::SessionTable(const WorkerLayout& layout, PartitionShm* partitions,
                            SessionShm* sessions) noexcept
-    : layout_(layout), partitions_(partitions), sessions_(sessions) {}
+    : layout_(layout), partitions_(partitions), sessions_(sessions), stored_in_(layout.local_partitions, 0) {}
 
 void SessionTable::rebuild() noexcept {
   active_ = 0;
   stored_ = 0;
+  std::fill(stored_in_.begin(), stored_in_.end(), 0u);
   for (uint32_t lp = 0; lp < layout_.local_partitions; ++lp) {
     PartitionShm& p = partitions_[lp];
     if (p.high_water > layout_.per_partition) p.high_water = layout_.per_partition;
@@ -24,6 +27,7 @@ void SessionTable::rebuild() noexcept {
         p.free_head = s;
       } else if (session.state == static_cast<uint8_t>(SessionState::kStored)) {
         ++stored_;
+        ++stored_in_[lp];
       } else {
         ++p.used;
       }
@@ -121,6 +125,7 @@ bool SessionTable::reserve(uint32_t teid) noexcept {
   s->free_next = kNoSlot;
   s->state = static_cast<uint8_t>(SessionState::kStored);
   ++stored_;
+  ++stored_in_[lp];
   return true;
 }
 
@@ -133,6 +138,7 @@ SessionShm* SessionTable::install(uint32_t teid, const SessionShm& record) noexc
   if (!above && isLive(s->state)) return s->generation == t.generation ? s : nullptr;
   if (!above && s->state == static_cast<uint8_t>(SessionState::kStored)) {
     --stored_;
+    --stored_in_[lp];
   } else {
     claim(lp, t.slot);
   }
@@ -154,6 +160,7 @@ void SessionTable::forget(uint32_t teid) noexcept {
   s->free_next = p.free_head;
   p.free_head = splitTeid(teid).slot;
   --stored_;
+  --stored_in_[lp];
 }
 
 void SessionTable::release(SessionShm& session) noexcept {

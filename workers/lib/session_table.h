@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "common/session/teid.h"
 #include "worker_layout.h"
@@ -51,6 +52,19 @@ class SessionTable {
   // The storage holds no session `teid`: a slot reserved for it is freed.
   void forget(uint32_t teid) noexcept;
   uint64_t stored() const noexcept { return stored_; }
+  // Of local partition `lp`.
+  uint32_t storedIn(uint32_t lp) const noexcept { return lp < stored_in_.size() ? stored_in_[lp] : 0; }
+  // The access TEIDs of the slots of local partition `lp` reserved for
+  // stored sessions, each given to visit(teid, slot).
+  template <class F>
+  void forEachStored(uint32_t lp, F&& visit) const {
+    const uint32_t high = partitions_[lp].high_water;
+    for (uint32_t slot = 0; slot < high; ++slot) {
+      const SessionShm& s = sessions_[uint64_t{lp} * layout_.per_partition + slot];
+      if (s.state != static_cast<uint8_t>(SessionState::kStored)) continue;
+      visit(makeTeid(layout_.globalPartition(lp), static_cast<uint16_t>(slot), Leg::kAccess, s.generation), slot);
+    }
+  }
 
   uint32_t teid(const SessionShm& session, Leg leg) const noexcept;
   uint16_t partitionOf(const SessionShm& session) const noexcept;
@@ -121,6 +135,7 @@ class SessionTable {
   SessionShm* sessions_;
   uint64_t active_ = 0;
   uint64_t stored_ = 0;
+  std::vector<uint32_t> stored_in_;  // per local partition, derived by rebuild() like the rest
 };
 
 }  // namespace gtpcp::worker
