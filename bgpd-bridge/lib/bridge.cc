@@ -82,15 +82,20 @@ void Bridge::step(const std::optional<group::BgpDecision>& decision, uint64_t re
   }
   state_.lease_expired = expired;
 
-  const auto identity = frr_.daemonIdentity();
-  if (!identity_.empty() && identity != identity_) {
-    counters_.frr_restarts.add();
-    spdlog::warn("FRR restarted: reconciling");
-    reconcile_due_ = true;
-    state_.known = false;
+  // FRR's daemons, looked at every daemons_interval (files in /proc), and
+  // at every turn while a restart is in progress.
+  if (mono_ns >= next_daemons_ns_ || state_.settling || !state_.known) {
+    next_daemons_ns_ = mono_ns + settings_.daemons_interval_ns;
+    FrrDaemons now = frr_.daemons();
+    if (!daemons_.identity.empty() && now.identity != daemons_.identity) {
+      counters_.frr_restarts.add();
+      spdlog::warn("FRR restarted: reconciling");
+      reconcile_due_ = true;
+      state_.known = false;
+    }
+    daemons_ = std::move(now);
   }
-  identity_ = identity;
-  const auto youngest = frr_.youngestDaemonMs();
+  const auto& youngest = daemons_.youngest_ms;
   const bool settled = !youngest || *youngest * 1'000'000 >= settings_.frr_settle_ns;
   if (!settled && !state_.settling) spdlog::info("FRR daemons started {} ms ago: configuring them once they settle", *youngest);
   state_.settling = !settled;
@@ -129,7 +134,7 @@ void Bridge::withdraw(uint64_t real_ns) {
 bool Bridge::announcedInTable() {
   for (const bool v6 : {false, true}) {
     bool any = false;
-    for (const auto& a : settings_.frr.service_addresses) any |= (a.find(':') != std::string::npos) == v6;
+    for (const auto& a : settings_.frr.service_addresses) any |= isV6(a) == v6;
     if (!any) continue;
     counters_.vtysh_calls.add();
     auto t = frr_.showJson(v6 ? "show bgp ipv6 unicast json" : "show bgp ipv4 unicast json");
@@ -139,8 +144,8 @@ bool Bridge::announcedInTable() {
     }
     const auto routes = t->value("routes", nlohmann::json::object());
     for (const auto& a : settings_.frr.service_addresses) {
-      if ((a.find(':') != std::string::npos) != v6) continue;
-      const std::string prefix = a + (v6 ? "/128" : "/32");
+      if (isV6(a) != v6) continue;
+      const std::string prefix = prefixOf(a);
       bool valid = false;
       if (routes.contains(prefix) && routes[prefix].is_array()) {
         for (const auto& path : routes[prefix]) valid |= path.value("valid", false);

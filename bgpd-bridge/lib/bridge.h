@@ -46,6 +46,7 @@ struct BridgeSettings {
   uint64_t state_interval_ns = 1'000'000'000;
   uint64_t kick_after_ns = 2'000'000'000;
   uint64_t frr_settle_ns = 1'000'000'000;
+  uint64_t daemons_interval_ns = 100'000'000;
 };
 
 struct BridgeState {
@@ -92,7 +93,8 @@ class Bridge {
   BridgeSettings settings_;
   group::BridgeCounters& counters_;
   BridgeState state_;
-  std::map<std::string, std::string> identity_;
+  FrrDaemons daemons_;  // as last looked at
+  uint64_t next_daemons_ns_ = 0;
   uint64_t next_reconcile_ns_ = 0;
   uint64_t next_state_ns_ = 0;
   bool reconcile_due_ = true;

@@ -17,6 +17,13 @@ namespace gtpcp::bridge {
 template <class T>
 using FrrResult = tl::expected<T, std::string>;
 
+struct FrrDaemons {
+  // "zebra" -> "pid:start time": a change means FRR restarted and lost what
+  // it was told.
+  std::map<std::string, std::string> identity;
+  std::optional<uint64_t> youngest_ms;  // nullopt: unknown
+};
+
 class FrrControl {
  public:
   virtual ~FrrControl() = default;
@@ -31,11 +38,8 @@ class FrrControl {
   virtual FrrResult<void> configure(const std::vector<std::string>& commands) = 0;
   // A `show ... json` command's answer.
   virtual FrrResult<nlohmann::json> showJson(const std::string& command) = 0;
-  // Who the daemons are ("zebra" -> "pid:start time"): a change means FRR
-  // restarted and lost what it was told.
-  virtual std::map<std::string, std::string> daemonIdentity() = 0;
-  // How long the youngest daemon has run, in ms (nullopt: unknown).
-  virtual std::optional<uint64_t> youngestDaemonMs() = 0;
+  // Who the daemons are, and how long the youngest has run.
+  virtual FrrDaemons daemons() = 0;
 };
 
 }  // namespace gtpcp::bridge

@@ -21,8 +21,6 @@ uint32_t fnv1a(const std::string& s) {
   return h;
 }
 
-bool isV6(const std::string& address) { return address.find(':') != std::string::npos; }
-std::string prefixOf(const std::string& address) { return address + (isV6(address) ? "/128" : "/32"); }
 
 bool startsWith(const std::string& s, std::string_view p) { return s.compare(0, p.size(), p) == 0; }
 
@@ -95,6 +93,9 @@ bool neighborLine(const FrrSettings& s, const std::string& line, std::string_vie
 }
 
 }  // namespace
+
+bool isV6(const std::string& address) { return address.find(':') != std::string::npos; }
+std::string prefixOf(const std::string& address) { return address + (isV6(address) ? "/128" : "/32"); }
 
 std::string leaseInterfaceName(const std::string& group) { return fmt::format("gtpl{:08x}", fnv1a(group)); }
 

@@ -59,6 +59,8 @@ std::string leaseInterfaceName(const std::string& group);
 // The tag of the group's static routes.
 uint32_t routeTag(const std::string& group);
 std::string objectName(const FrrSettings& s);  // "gtpcp-<group>"
+bool isV6(const std::string& address);
+std::string prefixOf(const std::string& address);  // "10.99.0.1/32", "2001:db8::1/128"
 
 // The route FRR should announce now.
 struct FrrIntent {

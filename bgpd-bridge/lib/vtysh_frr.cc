@@ -107,8 +107,12 @@ FrrResult<nlohmann::json> VtyshFrr::showJson(const std::string& command) {
   return j;
 }
 
-std::map<std::string, std::pair<long, unsigned long long>> VtyshFrr::daemons() {
-  std::map<std::string, std::pair<long, unsigned long long>> out;
+FrrDaemons VtyshFrr::daemons() {
+  FrrDaemons out;
+  std::ifstream in("/proc/uptime");
+  double uptime_s = 0;
+  const bool aged = static_cast<bool>(in >> uptime_s);
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   const std::string dir = settings_.vty_socket_dir.empty() ? "/var/run/frr" : settings_.vty_socket_dir;
   for (const char* d : {"zebra", "bgpd", "staticd", "bfdd"}) {
     std::ifstream pidfile(dir + "/" + d + ".pid");
@@ -119,37 +123,22 @@ std::map<std::string, std::pair<long, unsigned long long>> VtyshFrr::daemons() {
     std::string s((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
     const auto close = s.rfind(')');
     if (close == std::string::npos) {
-      out[d] = {pid, 0};  // its pid file names a process that is gone: restarting
+      // Its pid file names a process that is gone: being restarted.
+      out.identity[d] = std::to_string(pid) + ":gone";
+      out.youngest_ms = 0;
       continue;
     }
     std::istringstream fields(s.substr(close + 2));
     std::string f;
     for (int i = 0; i < 20 && fields >> f; ++i) {
     }  // field 22, starttime, is the 20th after the command
-    out[d] = {pid, std::strtoull(f.c_str(), nullptr, 10)};
-  }
-  return out;
-}
-
-std::map<std::string, std::string> VtyshFrr::daemonIdentity() {
-  std::map<std::string, std::string> out;
-  for (const auto& [name, d] : daemons()) out[name] = std::to_string(d.first) + ":" + std::to_string(d.second);
-  return out;
-}
-
-std::optional<uint64_t> VtyshFrr::youngestDaemonMs() {
-  std::ifstream in("/proc/uptime");
-  double uptime_s = 0;
-  if (!(in >> uptime_s)) return std::nullopt;
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  std::optional<uint64_t> youngest;
-  for (const auto& [name, d] : daemons()) {
-    if (d.second == 0) return 0;  // a daemon being restarted
-    const double age_s = uptime_s - static_cast<double>(d.second) / ticks;
+    out.identity[d] = std::to_string(pid) + ":" + f;
+    if (!aged) continue;
+    const double age_s = uptime_s - static_cast<double>(std::strtoull(f.c_str(), nullptr, 10)) / ticks;
     const uint64_t age_ms = age_s > 0 ? static_cast<uint64_t>(age_s * 1000) : 0;
-    if (!youngest || age_ms < *youngest) youngest = age_ms;
+    if (!out.youngest_ms || age_ms < *out.youngest_ms) out.youngest_ms = age_ms;
   }
-  return youngest;
+  return out;
 }
 
 }  // namespace gtpcp::bridge

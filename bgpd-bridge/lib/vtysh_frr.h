@@ -23,13 +23,10 @@ class VtyshFrr final : public FrrControl {
   FrrResult<std::string> runningConfig(const std::string& daemon) override;
   FrrResult<void> configure(const std::vector<std::string>& commands) override;
   FrrResult<nlohmann::json> showJson(const std::string& command) override;
-  std::map<std::string, std::string> daemonIdentity() override;
-  std::optional<uint64_t> youngestDaemonMs() override;
+  FrrDaemons daemons() override;
 
  private:
   FrrResult<std::string> run(const std::vector<std::string>& commands);
-  // pid -> start time in clock ticks after boot, of each daemon with a pid file.
-  std::map<std::string, std::pair<long, unsigned long long>> daemons();
   VtyshSettings settings_;
 };
 

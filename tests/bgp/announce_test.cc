@@ -204,7 +204,7 @@ TEST_F(AnnounceTest, ARestartedFrrIsReconciled) {
   const auto back = waitAnnounced(30s);
   ASSERT_TRUE(back) << "the bridge did not give FRR back its configuration";
   std::cout << "FIGURE: proxy FRR restarted -> route back " << back->count() << " ms after it left\n";
-  EXPECT_GE(group_->status()["bgp"]["frr"].value("announced", false), true);
+  EXPECT_TRUE(group_->status()["bgp"]["frr"].value("announced", false));
   const auto counters = testing::TestGroup::process(group_->status(), "bgpd-bridge")["counters"];
   EXPECT_GE(counters["bridge.frr_restarts"].get<uint64_t>(), 1u) << counters.dump();
 }

@@ -161,6 +161,17 @@ class FailoverTest : public ::testing::Test {
         dir_.path(), "sgw", sgw_->name());
   }
   uint64_t received(testing::TestGroup& g) { return g.counter("forwarder", "forwarder.datagrams_received"); }
+  // Every subscriber attached through a, and a second's worth of Modify
+  // Bearer transactions completed there since: the load is under way.
+  void waitLoadOnA() {
+    ASSERT_TRUE(testing::waitUntil([&] { return ga_->status().value("sessions", uint64_t{0}) == kSubscribers; }, 30s,
+                                   50ms))
+        << "the subscribers never all attached through a";
+    const auto completed = [&] { return testing::TestGroup::workerSum(ga_->status(), "worker.transactions_completed"); };
+    const uint64_t before = completed();
+    ASSERT_TRUE(testing::waitUntil([&] { return completed() >= before + kRate; }, 30s, 50ms))
+        << "no Modify Bearer load through a";
+  }
   void report(const std::string& label, const testing::PeerResult& r) {
     std::cout << "FIGURE: " << label << ": " << r.value("/retransmissions") << " retransmissions, "
               << r.value("/timeouts") << " transactions lost, sessions created " << r.value("/sessions/created")
@@ -182,7 +193,7 @@ TEST_F(FailoverTest, TheActiveKilledWholeMovesTrafficToTheStandby) {
   startGroup();
   auto p = pgw();
   auto s = sgw(14);
-  std::this_thread::sleep_for(6s);  // attached (2 s), then modifying through a
+  waitLoadOnA();
   // Every gtpcp process of a, its FRR left running.
   std::vector<int> pids;
   const auto status = ga_->status();  // kept: the loop below reads into it
@@ -212,7 +223,7 @@ TEST_F(FailoverTest, APlannedSwitchoverLosesNothing) {
   startGroup();
   auto p = pgw();
   auto s = sgw(12);
-  std::this_thread::sleep_for(5s);
+  waitLoadOnA();
   const auto t0 = Clock::now();
   const auto reply = ga_->gtpcp({"switchover"});
   const auto asked = ms(Clock::now() - t0);
@@ -234,7 +245,7 @@ TEST_F(FailoverTest, ARecoverableFaultMovesNothing) {
   startGroup();
   auto p = pgw();
   auto s = sgw(10);
-  std::this_thread::sleep_for(4s);
+  waitLoadOnA();
   const int worker = ga_->pidOf("worker-0");
   ASSERT_GT(worker, 0);
   ::kill(worker, SIGKILL);
@@ -257,15 +268,13 @@ TEST_F(FailoverTest, AFrozenHostIsLeftByBfd) {
   ASSERT_TRUE(testing::waitFor([&] { return router_frr_->bfdStatus(kA) == "up"; }, 20s));
   auto p = pgw();
   auto s = sgw(14);
-  std::this_thread::sleep_for(6s);
+  waitLoadOnA();
   const auto pids = a_->pids();
-  const auto t0 = Clock::now();
   for (int pid : pids) ::kill(pid, SIGSTOP);
   const auto moved = testing::waitForRoute(*router_, kServicePrefix, "via " + kB, 10s);
   for (int pid : pids) ::kill(pid, SIGCONT);
   ASSERT_TRUE(moved);
   std::cout << "FIGURE: a frozen: route via b after " << moved->count() << " ms (BFD 300 ms x 3)\n";
-  (void)t0;
   // a comes back but stays withdrawn for the return hold-down... and the
   // load finishes through whoever the router picks.
   const auto r = s->wait(60s);

@@ -77,8 +77,7 @@ class FakeFrr final : public FrrControl {
     }
     return bfd;
   }
-  std::map<std::string, std::string> daemonIdentity() override { return identity; }
-  std::optional<uint64_t> youngestDaemonMs() override { return youngest_ms; }
+  FrrDaemons daemons() override { return {identity, youngest_ms}; }
 
   bool has(const std::string& text) const { return find(root, text); }
   void restart() {
@@ -212,7 +211,8 @@ TEST_F(BridgeTest, WhatARestartedFrrLostIsGivenBack) {
   step(b, decision(BgpIntent::kAnnounce), 1000, 1000);
   frr_.restart();
   EXPECT_FALSE(frr_.has(kNetwork));
-  step(b, decision(BgpIntent::kAnnounce), 1020, 1020);
+  // Seen at the next look at the daemons (daemons_interval, 100 ms).
+  step(b, decision(BgpIntent::kAnnounce), 1120, 1120);
   EXPECT_TRUE(frr_.has(kNetwork));
   EXPECT_TRUE(frr_.has("route-map gtpcp-g1-out permit 10"));
   EXPECT_EQ(counters_.frr_restarts.load(), 1u);
@@ -223,11 +223,11 @@ TEST_F(BridgeTest, AFreshlyStartedFrrIsConfiguredOnceItSettled) {
   step(b, decision(BgpIntent::kAnnounce), 1000, 1000);
   frr_.restart();
   frr_.youngest_ms = 100;
-  step(b, decision(BgpIntent::kAnnounce), 1020, 1020);
+  step(b, decision(BgpIntent::kAnnounce), 1120, 1120);
   EXPECT_FALSE(frr_.has(kNetwork));
   EXPECT_TRUE(b.state().settling);
   frr_.youngest_ms = 1100;
-  step(b, decision(BgpIntent::kAnnounce), 1040, 1040);
+  step(b, decision(BgpIntent::kAnnounce), 1140, 1140);  // looked at every turn while settling
   EXPECT_TRUE(frr_.has(kNetwork));
   EXPECT_FALSE(b.state().settling);
 }

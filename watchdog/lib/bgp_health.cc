@@ -96,15 +96,26 @@ GroupFacts GroupObserver::observe(uint64_t mono_ns) {
     }
   }
 
-  if (!control_) {
-    if (auto seg = ring::SharedSegment::attach(paths.controlSegment(), group::kControlSegmentKind)) control_.emplace(std::move(*seg));
-  }
-  if (control_) {
-    const auto* c = static_cast<const group::GroupControlShm*>(control_->payload());
+  if (const auto* c = control()) {
     f.withdraw_asked = c->bgp_withdraw.load(std::memory_order_relaxed) != 0;
     f.stopping = c->closing.load(std::memory_order_relaxed) != 0;
   }
   return f;
+}
+
+const group::GroupControlShm* GroupObserver::control() {
+  if (!control_) {
+    auto seg = ring::SharedSegment::attach(group_.paths().controlSegment(), group::kControlSegmentKind);
+    if (!seg) return nullptr;
+    control_.emplace(std::move(*seg));
+  }
+  return static_cast<const group::GroupControlShm*>(control_->payload());
+}
+
+bool GroupObserver::withdrawAsked() {
+  const auto* c = control();
+  return c != nullptr && (c->bgp_withdraw.load(std::memory_order_relaxed) != 0 ||
+                          c->closing.load(std::memory_order_relaxed) != 0);
 }
 
 }  // namespace gtpcp::watchdog

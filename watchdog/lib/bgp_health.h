@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/group/control_shm.h"
 #include "common/group/process_control.h"
 #include "common/ring/segment.h"
 #include "bgp_decider.h"
@@ -57,10 +58,15 @@ class GroupObserver {
   GroupObserver(group::ProcessControl& group, ObserverSettings settings)
       : group_(group), settings_(std::move(settings)) {}
   GroupFacts observe(uint64_t mono_ns);
+  // gtpcp switchover or gtpcp stop asked for the withdraw (the control
+  // segment's flags; cheap enough for every turn).
+  bool withdrawAsked();
 
  private:
   group::ProcessControl& group_;
   ObserverSettings settings_;
+  const group::GroupControlShm* control();
+
   std::optional<ring::SharedSegment> control_;
 };
 

@@ -4,7 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/group/control_shm.h"
 #include "common/group/from_config.h"
 #include "common/group/segments.h"
 #include "common/group/status.h"
@@ -119,16 +118,6 @@ void BgpWatchdogRuntime::writeStatus() {
   group::writeStatusFile(group_.paths().bgpWatchdogStatusFile(), j);
 }
 
-bool BgpWatchdogRuntime::withdrawAsked() {
-  if (!control_) {
-    if (auto seg = ring::SharedSegment::attach(group_.paths().controlSegment(), group::kControlSegmentKind))
-      control_.emplace(std::move(*seg));
-  }
-  if (!control_) return false;
-  const auto* c = static_cast<const group::GroupControlShm*>(control_->payload());
-  return c->bgp_withdraw.load(std::memory_order_relaxed) != 0 || c->closing.load(std::memory_order_relaxed) != 0;
-}
-
 void BgpWatchdogRuntime::run(const std::atomic<bool>& stop) {
   group::announceServing(shm_->status);
   uint64_t next_check = 0;
@@ -138,7 +127,7 @@ void BgpWatchdogRuntime::run(const std::atomic<bool>& stop) {
     heartbeat_->beat(now);
     // gtpcp switchover and gtpcp stop are acted on within a turn, not at
     // the next check.
-    const bool asked = withdrawAsked();
+    const bool asked = observer_.withdrawAsked();
     if (now >= next_check || asked != withdraw_asked_) {
       withdraw_asked_ = asked;
       checkOnce();

@@ -42,8 +42,6 @@ class BgpWatchdogRuntime {
   BgpWatchdogRuntime(group::ProcessControl& group, const BgpWatchdogSettings& settings);
   void checkOnce();
   void writeStatus();
-  // gtpcp switchover or gtpcp stop asked for the withdraw.
-  bool withdrawAsked();
 
   group::ProcessControl& group_;
   BgpWatchdogSettings settings_;
@@ -53,7 +51,6 @@ class BgpWatchdogRuntime {
   group::BgpWatchdogShm* shm_ = nullptr;
   std::unique_ptr<control::HeartbeatSender> heartbeat_;
   BgpHealthReport last_report_;
-  std::optional<ring::SharedSegment> control_;
   bool withdraw_asked_ = false;
 };
 

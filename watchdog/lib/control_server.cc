@@ -322,11 +322,13 @@ bool ControlServer::switchover(const proto::SwitchoverRequest& r, uint64_t now_n
   return true;
 }
 
-bool ControlServer::withdrawApplied(uint64_t now_ns) {
-  (void)now_ns;
-  auto seg = ring::SharedSegment::attach(group_.paths().bridgeSegment(), group::kBridgeSegmentKind);
-  if (!seg) return false;
-  const auto* b = static_cast<const group::BridgeShm*>(seg->payload());
+bool ControlServer::withdrawApplied() {
+  if (!bridge_segment_) {
+    auto seg = ring::SharedSegment::attach(group_.paths().bridgeSegment(), group::kBridgeSegmentKind);
+    if (!seg) return false;
+    bridge_segment_.emplace(std::move(*seg));
+  }
+  const auto* b = static_cast<const group::BridgeShm*>(bridge_segment_->payload());
   // BRG-A1: pairs with BRG-R1 in the bridge: the intent is that generation's.
   b->applied.applied_generation.load(std::memory_order_acquire);
   return static_cast<group::BgpIntent>(b->applied.intent.load(std::memory_order_relaxed)) == group::BgpIntent::kWithdraw;
@@ -405,7 +407,7 @@ void ControlServer::tick(uint64_t now_ns) {
     if (!reloadDone(now_ns, reply)) return;
   } else if (*wait_ == Wait::kWithdraw) {
     if (withdrawn_ns_ == 0) {
-      const bool applied = withdrawApplied(now_ns);
+      const bool applied = withdrawApplied();
       if (!applied && now_ns < deadline_ns_) return;
       withdrawn_ns_ = now_ns;
       const double ms = double(now_ns - started_ns_) / 1e6;

@@ -78,8 +78,8 @@ class ControlServer {
   // The drain of a stop, once the route is gone (or at once without BGP).
   void beginDrain(uint64_t now_ns);
   bool switchover(const proto::SwitchoverRequest& r, uint64_t now_ns, proto::ControlReply& reply);
-  // The bridge has the withdraw: true; `settled` once the routers had time.
-  bool withdrawApplied(uint64_t now_ns);
+  // Whether the bridge reports that FRR holds the withdraw.
+  bool withdrawApplied();
   // Rings the workers' doorbells and the forwarder's doorbell socket.
   void wakeProcesses();
   // The reload waited for: true when every running process answered.
@@ -110,6 +110,7 @@ class ControlServer {
   bool withdraw_for_stop_ = false;
   uint32_t stop_drain_ms_ = 0;
   uint64_t withdrawn_ns_ = 0;  // when the bridge reported it; 0: not yet
+  std::optional<ring::SharedSegment> bridge_segment_;  // attached once it exists
   // Stop in progress.
   std::vector<ring::SharedSegment> workers_;  // segments (counters) of the workers
   std::vector<ring::SharedSegment> rings_;    // their priority and new rings
