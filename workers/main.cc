@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   options.new_slots = rings.fresh;
   options.egress_slots = rings.egress;
   options.per_partition = config->sessions.per_partition.effective;
+  options.share = config->instance_index;
+  options.share_count = config->group_size;
   options.transactions = config->sessions.transactions.effective;
   options.answer_cache_bytes = config->sessions.answer_cache_bytes;
   options.batch = config->rings.batch;

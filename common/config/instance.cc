@@ -88,6 +88,17 @@ constexpr KeyInfo kKeys[] = {
    .doc = "This instance within the group (active and standby instances differ here).",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.instance = v.text; },
    .show = [](const InstanceConfig& c) { return c.instance; }},
+  {.path = "group_size", .type = KeyType::kInteger, .min = 1, .max = 4, .default_value = "1",
+   .doc = "How many instances the group has (an active and a standby: 2). Each instance gives out session TEIDs "
+          "from its own share of every partition's slots, so that two instances never give out the same TEID "
+          "whatever either knows of the other's sessions; the same on every instance of the group.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.group_size = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.group_size); }},
+  {.path = "instance_index", .type = KeyType::kInteger, .min = 0, .max = 3, .default_value = "0",
+   .doc = "This instance's share of the session slots (slot % group_size), below group_size; a different one "
+          "on each instance of the group.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.instance_index = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.instance_index); }},
   {.path = "run_dir", .type = KeyType::kPath, .default_value = "/tmp/gtpcp/<group>",
    .doc = "Directory of the group's pid files, logs and sockets; <group> is replaced by the group name.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.run_dir.configured = v.text; },
@@ -957,6 +968,14 @@ void crossCheck(InstanceConfig& c, const Found& found, Diagnostics& diag) {
   }
 
   crossCheckBgp(c, found, diag);
+
+  if (!diag.hasErrorAt("group_size") && !diag.hasErrorAt("instance_index") && c.instance_index >= c.group_size) {
+    const std::string path = found.values.count("instance_index") != 0 ? "instance_index" : "group_size";
+    diag.error(entryLine(found, path), path,
+               "instance_index (" + std::to_string(c.instance_index) + ") must be below group_size (" +
+                   std::to_string(c.group_size) + "): each instance of the group has its own share of the "
+                   "session slots, 0 to group_size - 1");
+  }
 
   if (!diag.hasErrorAt("cpu.workers") && !diag.hasErrorAt("workers") && !c.cpu.workers.empty() &&
       c.cpu.workers.size() != c.workers) {

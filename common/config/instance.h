@@ -108,6 +108,8 @@ struct InstanceConfig {
 
   std::string group;
   std::string instance;
+  uint32_t group_size = 1;      // instances of the group
+  uint32_t instance_index = 0;  // this one's share of the session slots, below group_size
   PathSetting run_dir;   // default /tmp/gtpcp/<group>
   uint32_t workers = 0;
   PathSetting routing;   // the routing document

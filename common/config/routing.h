@@ -236,6 +236,7 @@ class RoutingTable {
   std::span<const Gateway> gatewaysOf(uint16_t index) const noexcept;
   std::optional<uint16_t> findPool(std::string_view name) const noexcept;
   std::optional<uint16_t> findGateway(std::string_view name) const noexcept;
+  std::optional<uint16_t> findRule(std::string_view name) const noexcept;
   const HealthCheck& healthCheck() const noexcept { return health_check_; }
   const Failover& failover() const noexcept { return failover_; }
 

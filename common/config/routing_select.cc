@@ -110,4 +110,10 @@ std::optional<uint16_t> RoutingTable::findGateway(std::string_view name) const n
   return std::nullopt;
 }
 
+std::optional<uint16_t> RoutingTable::findRule(std::string_view name) const noexcept {
+  for (std::size_t i = 0; i < rules_.size(); ++i)
+    if (rules_[i].name == name) return static_cast<uint16_t>(i);
+  return std::nullopt;
+}
+
 }  // namespace gtpcp::config

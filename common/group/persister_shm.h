@@ -17,7 +17,7 @@
 namespace gtpcp::persister {
 
 // The layout version is its last character: bump it whenever PersisterShm changes.
-inline constexpr uint32_t kPersisterSegmentKind = 0x50455232;  // "PER2"
+inline constexpr uint32_t kPersisterSegmentKind = 0x50455233;  // "PER3"
 inline constexpr unsigned kMaxChannels = 64;                   // one per worker
 
 #define GTPCP_PERSISTER_COUNTERS(X)                                                                       \
@@ -34,12 +34,33 @@ inline constexpr unsigned kMaxChannels = 64;                   // one per worker
   X(lookups_found, "persister.lookups_found", "questions answered with a session or a list") \
   X(lookups_absent, "persister.lookups_absent", "sessions asked for that Redis does not hold") \
   X(lookups_failed, "persister.lookups_failed", "questions Redis did not answer (unreachable, error, unreadable record)") \
-  X(restore_ring_full, "persister.restore_ring_full", "answers dropped because a worker's restore ring was full")
+  X(restore_ring_full, "persister.restore_ring_full", "answers dropped because a worker's restore ring was full") \
+  X(foreign_writes, "persister.foreign_writes", "looks at the group's writes table that found sessions written by another instance since the last look (the workers give back the sessions they hold)")
 
 struct PersisterCounters {
   GTPCP_COUNTER_FIELDS(GTPCP_PERSISTER_COUNTERS)
 };
 inline constexpr metrics::CounterInfo kPersisterCounterInfo[] = {GTPCP_COUNTER_INFO(GTPCP_PERSISTER_COUNTERS)};
+
+// Another instance of the group's last entry in the group's writes table
+// (group::writesKey()), as this instance last read it.
+inline constexpr unsigned kMaxWritersSeen = 8;
+struct WriterSeenShm {
+  char instance[24];  // NUL-terminated; empty: unused
+  char value[40];     // "<its persister's start, ms>:<sessions it wrote>"
+};
+
+// Whether the other instances of the group wrote sessions (writes_watch.h).
+// Kept in the segment so that a restarted persister compares with what its
+// predecessor saw, not with nothing.
+struct GroupWritesShm {
+  // PER-W1. Writer: the persister, once per look that found another
+  // instance's entry changed. Readers: the workers, relaxed: the value
+  // carries nothing but itself (a change means "what you hold may be stale").
+  std::atomic<uint64_t> foreign_epoch{0};
+  // The persister's alone.
+  WriterSeenShm seen[kMaxWritersSeen];
+};
 
 struct PersisterShm {
   group::ProcessStatusShm status;
@@ -49,6 +70,7 @@ struct PersisterShm {
   alignas(64) PersisterCounters counters;
   // Writer: the persister; channel i is worker i's.
   alignas(64) RedisCounters redis[kMaxChannels];
+  alignas(64) GroupWritesShm writes;
 };
 
 }  // namespace gtpcp::persister

@@ -17,6 +17,8 @@
 // The group's own keys carry no hash tag:
 //     gtpcp:<group>:recovery    the group's Recovery value (TS 23.007)
 //     gtpcp:<group>:instances   a hash: instance -> until when it runs (ms since the epoch)
+//     gtpcp:<group>:writes      a hash: instance -> "<persister start, ms>:<sessions written>",
+//                               changed whenever that instance wrote sessions
 // What a session's hash holds is common/session/record.h.
 #pragma once
 
@@ -58,6 +60,9 @@ class KeyNames {
 std::string recoveryKey(std::string_view group);
 // The group's instances and until when each said it runs.
 std::string instancesKey(std::string_view group);
+// Who wrote sessions lately: each instance's persister changes its entry
+// after it wrote (persister/lib/writes_watch.h).
+std::string writesKey(std::string_view group);
 // A pattern matching every session key of the group (SCAN MATCH).
 std::string sessionKeyPattern(std::string_view group);
 

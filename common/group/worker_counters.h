@@ -64,6 +64,9 @@ namespace gtpcp::worker {
   X(restore_duplicates, "worker.restore_duplicates", "retransmissions of a held message, dropped (the first copy is answered)") \
   X(restore_found, "worker.restore_found", "sessions read back from the storage and served") \
   X(stored_released, "worker.stored_released", "reservations of stored sessions the storage no longer holds (another instance deleted them), freed") \
+  X(sessions_demoted, "worker.sessions_demoted", "live sessions given back to the storage's keeping because another instance of the group wrote sessions meanwhile (read again from Redis at their next message)") \
+  X(restore_unrouted, "worker.restore_unrouted", "sessions read back whose pool, gateway or rule (by name) is not in the routing document in force") \
+  X(sessions_unrouted, "worker.sessions_unrouted", "live sessions whose pool, gateway or rule the last routing reload removed (gauge)") \
   X(restore_incomplete, "worker.restore_incomplete", "sessions read back as stored before their gateway's answer (their creation ran on an instance that is gone): removed, their request answered Context Not Found") \
   X(restore_absent, "worker.restore_absent", "look-ups the storage had no record for (answered Context Not Found)") \
   X(restore_failed, "worker.restore_failed", "look-ups the storage could not answer; their messages were dropped (peers retransmit)") \

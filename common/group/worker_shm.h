@@ -16,7 +16,7 @@
 namespace gtpcp::worker {
 
 // The layout version is its last character: bump it whenever the segment's layout changes.
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5239;  // "WKR9"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5241;  // "WKRA"
 
 // The fixed part at the start of the segment. Geometry fields are written once
 // by the creator; a worker refuses to attach to a segment whose geometry
@@ -52,6 +52,10 @@ struct WorkerShmHeader {
   // the group (osmo-ggsn keeps them 60 s) does not take new requests for
   // copies of old ones.
   uint16_t v1_sequence_counter[2];
+  // Writer: the worker. The persister's foreign-writes epoch (PER-W1) as of
+  // the last walk that gave back every idle session (stale_sessions.h): a
+  // restarted worker still knows whether the other instance wrote since.
+  uint64_t foreign_epoch_seen;
   alignas(64) WorkerCounters counters;
 };
 

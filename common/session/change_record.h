@@ -54,7 +54,22 @@ enum class Attribute : uint8_t {
   // ID, as the v1 IEs themselves, in the order received.
   kV1PdpFromAccess = 16,
   kV1PdpFromGateway = 17,
+  // The names of the session's pool, gateway and rule in the routing
+  // document of its creation: three names, each ended by a NUL. Written
+  // with the messages of a creation (the gateway may change until it is
+  // answered).
+  kRouting = 18,
 };
+
+// The names a session's record holds for its routing selection (kRouting),
+// NUL-terminated; empty: not known (a record written before names).
+inline constexpr std::size_t kRoutingNameSize = 33;  // the routing document's 32 characters, and the NUL
+struct RoutingNames {
+  char pool[kRoutingNameSize];
+  char gateway[kRoutingNameSize];
+  char rule[kRoutingNameSize];
+};
+static_assert(std::is_trivially_copyable_v<RoutingNames>);
 
 struct ChangeHeader {
   uint32_t session_teid;   // the session's access-leg proxy TEID: names the record

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/session/change_record.h"
 #include "common/session/session_shm.h"
 
 namespace gtpcp::session {
@@ -52,6 +53,9 @@ struct SessionRestore {
   uint8_t outcome;  // RestoreOutcome
   uint8_t reserved[3];
   SessionShm record;  // kFound: the session as stored (state kActive or kCreating)
+  // kFound: its pool, gateway and rule by name; the worker finds them in the
+  // routing document it runs (record's indexes are the storing document's).
+  RoutingNames names;
 };
 static_assert(std::is_trivially_copyable_v<SessionRestore>);
 

@@ -171,7 +171,7 @@ struct FieldTable {
   std::array<FieldName, kRecordFields> names;  // by field
   std::array<Attribute, kRecordFields> attribute;
   std::array<uint8_t, kRecordFields> ebi;      // bearer fields
-  std::array<uint8_t, 9> scalar;                // Attribute (1..8) -> field
+  std::array<uint8_t, 19> scalar;               // Attribute (1..8, 18) -> field
   std::array<std::array<uint8_t, 2>, 16> bearer;  // [ebi][0 SGW's ("a"), 1 PGW's ("g")] -> field
 };
 
@@ -192,7 +192,7 @@ constexpr FieldTable makeFieldTable() {
   constexpr std::pair<Attribute, std::string_view> kScalars[] = {
       {Attribute::kImsi, "imsi"}, {Attribute::kMsisdn, "msisdn"},        {Attribute::kMei, "mei"},
       {Attribute::kRatType, "rat"}, {Attribute::kServingNetwork, "sn"}, {Attribute::kUli, "uli"},
-      {Attribute::kPaa, "paa"},   {Attribute::kApnAmbr, "ambr"}};
+      {Attribute::kPaa, "paa"},   {Attribute::kApnAmbr, "ambr"},       {Attribute::kRouting, "rt"}};
   std::size_t n = 0;
   for (const auto& [attribute, name] : kScalars) f[n++] = Field{nameOf(name), attribute, 0};
   for (uint8_t ebi = 0; ebi < 16; ++ebi) {
@@ -242,6 +242,7 @@ int fieldOf(Attribute a, uint8_t ebi) noexcept {
     case Attribute::kUli:
     case Attribute::kPaa:
     case Attribute::kApnAmbr:
+    case Attribute::kRouting:
       return kFieldTable.scalar[static_cast<uint8_t>(a)];
     case Attribute::kBearerFromAccess:
     case Attribute::kBearerFromGateway:
@@ -340,6 +341,22 @@ bool partialRecord(Attribute attribute, uint8_t ebi, std::span<const uint8_t> va
     }
     case Attribute::kBearerRemoved:
       return false;
+    case Attribute::kRouting: {
+      // Three NUL-terminated names.
+      std::string_view rest(reinterpret_cast<const char*>(value.data()), value.size());
+      std::string_view names[3];
+      for (std::string_view& n : names) {
+        const std::size_t end = rest.find('\0');
+        if (end == std::string_view::npos || end >= kRoutingNameSize) return false;
+        n = rest.substr(0, end);
+        rest.remove_prefix(end + 1);
+      }
+      proto::Proxy* p = out.mutable_proxy();
+      assign(p->mutable_pool_name(), names[0]);
+      assign(p->mutable_gateway_name(), names[1]);
+      assign(p->mutable_rule_name(), names[2]);
+      return true;
+    }
     case Attribute::kV1Msisdn: {
       auto v = gtp::v1::Msisdn::decode(value);
       if (!v) return false;
@@ -423,6 +440,18 @@ void coreRecord(const SessionShm& core, uint32_t access_teid, uint16_t partition
     assign(out->mutable_node_id(), c.node_id, c.node_id_type == 2 ? 16 : 4);
     out->set_csid(c.csid);
   }
+}
+
+void routingNamesOf(const proto::SessionRecord& r, RoutingNames& out) noexcept {
+  out = RoutingNames{};
+  auto copy = [](const std::string& from, char (&to)[kRoutingNameSize]) {
+    const std::size_t n = std::min(from.size(), kRoutingNameSize - 1);
+    std::memcpy(to, from.data(), n);
+    to[n] = '\0';
+  };
+  copy(r.proxy().pool_name(), out.pool);
+  copy(r.proxy().gateway_name(), out.gateway);
+  copy(r.proxy().rule_name(), out.rule);
 }
 
 bool slotFromRecord(const proto::SessionRecord& r, SessionShm& s) noexcept {

@@ -30,7 +30,7 @@ namespace gtpcp::session {
 inline constexpr std::string_view kCoreField = "core";
 // The other fields, numbered 0..kRecordFields-1 in the lexicographic order
 // of their names ("ambr", "b0a", "b0g", "b10a", ... "uli").
-inline constexpr std::size_t kRecordFields = 8 + 2 * 16;
+inline constexpr std::size_t kRecordFields = 9 + 2 * 16;
 
 // The field an attribute goes to, or -1 (an attribute the record does not
 // keep, or a bearer number no Bearer Context can carry: EBI is 4 bits).
@@ -62,5 +62,7 @@ bool assemble(const std::map<std::string, std::string>& fields, proto::SessionRe
 // The slot a stored record's "core" field describes, as the worker keeps it
 // (the inverse of coreRecord()); false when it does not describe one.
 bool slotFromRecord(const proto::SessionRecord& record, SessionShm& out) noexcept;
+// The record's names of its pool, gateway and rule (empty where it has none).
+void routingNamesOf(const proto::SessionRecord& record, RoutingNames& out) noexcept;
 
 }  // namespace gtpcp::session

@@ -126,16 +126,17 @@ void Batch::appendPartial(std::size_t field, const Session& s, Commands& out) {
   const Value& v = s.values[field];
   const std::span<const uint8_t> value(reinterpret_cast<const uint8_t*>(values_.data()) + v.offset, v.length);
   const Attribute a = session::fieldAttribute(field, s.core.gtp_version);
+  // The routing names are a sub-message (proxy) too: from the arena.
   if (a != Attribute::kBearerFromAccess && a != Attribute::kBearerFromGateway && a != Attribute::kV1PdpFromAccess &&
-      a != Attribute::kV1PdpFromGateway) {
+      a != Attribute::kV1PdpFromGateway && a != Attribute::kRouting) {
     partial_.Clear();
     if (!session::partialRecord(a, 0, value, s.core.default_ebi, partial_)) return;
     out.arg(Commands::text(session::fieldName(field)));
     out.arg(appendSerialized(partial_, out));
     return;
   }
-  // Each bearer record is a new arena message; the arena is reset before it
-  // outgrows its first block, so a bearer costs no malloc.
+  // Each bearer (or routing) record is a new arena message; the arena is
+  // reset before it outgrows its first block, so one costs no malloc.
   if (bearer_arena_.SpaceUsed() > kBearerBlockBytes / 2) bearer_arena_.Reset();
   auto* partial = google::protobuf::Arena::CreateMessage<proto::SessionRecord>(&bearer_arena_);
   if (!session::partialRecord(a, session::fieldEbi(field), value, s.core.default_ebi, *partial)) return;

@@ -63,6 +63,11 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
                                                      options.batch_records));
   }
 
+  if (!p->clients_.empty()) {
+    p->writes_ = std::make_unique<WritesWatch>(*p->clients_[0], options.group, options.instance, p->shm_->writes,
+                                               p->shm_->counters, realtimeNs() / 1'000'000);
+  }
+
   for (uint32_t w = 0; w < options.workers; ++w) {
     auto lookups = group::attachRingSegment(options.paths.ring(w, group::RingKind::kLookup), session::kLookupRingSlots,
                                             group::workerOwner(w), group::kOwnerWait);
@@ -100,7 +105,9 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
 
 PersisterRuntime::~PersisterRuntime() {
   channels_.clear();
+  // Its completions run from the clients' destructors.
   clients_.clear();
+  writes_.reset();
   if (bell_) loop_->remove(bell_->fd());
 }
 
@@ -153,6 +160,7 @@ void PersisterRuntime::run(const std::atomic<bool>& stop) noexcept {
     const bool work = turn();
     updateGauges();
     announceInstance(monotonicNs());
+    if (writes_) writes_->turn(monotonicNs(), shm_->counters.sessions_written.load());
     const uint64_t beat_ns = monotonicNs();
     status.heartbeat_ns.store(beat_ns, std::memory_order_relaxed);
     if (heartbeat_ != nullptr) heartbeat_->beat(beat_ns);

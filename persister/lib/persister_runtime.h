@@ -19,6 +19,7 @@
 #include "common/group/persister_shm.h"
 #include "redis_client_impl.h"
 #include "restore_server.h"
+#include "writes_watch.h"
 
 namespace gtpcp::control {
 class HeartbeatSender;
@@ -66,6 +67,8 @@ class PersisterRuntime {
   std::vector<std::unique_ptr<RedisClientImpl>> clients_;
   std::unique_ptr<KeyNames> keys_;
   std::vector<std::unique_ptr<Channel>> channels_;
+  // Whether another instance of the group wrote sessions (on channel 0).
+  std::unique_ptr<WritesWatch> writes_;
   // Restoration: per worker, its look-ups, its answers, its doorbell.
   std::vector<ring::SharedSegment> restore_segments_;
   std::vector<std::unique_ptr<ring::Consumer>> lookup_rings_;

@@ -5,9 +5,15 @@
 #include <cstring>
 
 #include "redis_slot.h"
+#include "common/session/record.h"
 #include "common/session/teid.h"
 
 namespace gtpcp::persister {
+
+namespace {
+// The hash field of a record's routing names.
+const int kRoutingField = session::fieldOf(session::Attribute::kRouting, 0);
+}  // namespace
 
 using session::LookupKind;
 using session::RestoreOutcome;
@@ -40,7 +46,7 @@ bool RestoreServer::turn() noexcept {
       p.access_teid = q.access_teid;
       p.partition = q.partition;
       key_ = keys_.session(q.partition, q.access_teid);
-      const std::string_view argv[] = {"HGET", key_, "core"};
+      const std::string_view argv[] = {"HMGET", key_, session::kCoreField, session::fieldName(kRoutingField)};
       submitted = redis_.submit(keySlot(key_), argv, RedisCompletion{&RestoreServer::completed, &p});
     } else if (kind == LookupKind::kStoredTeids && r->payload.size() >= sizeof(session::StoredTeidsLookup)) {
       session::StoredTeidsLookup q;
@@ -96,14 +102,23 @@ void RestoreServer::answerSession(const Pending& p, const RedisResult& result) n
   a.access_teid = p.access_teid;
   a.outcome = static_cast<uint8_t>(RestoreOutcome::kFailed);
   if (result.error == RedisErrc::kOk && result.reply != nullptr) {
-    const redisReply& r = *result.reply;
-    if (r.type == REDIS_REPLY_NIL) {
+    // [core, rt]: core nil, the session is not stored; rt nil, a record
+    // written before names (its indexes stand).
+    const redisReply* core = result.reply->type == REDIS_REPLY_ARRAY && result.reply->elements == 2
+                                 ? result.reply->element[0] : nullptr;
+    const redisReply* routing = core != nullptr ? result.reply->element[1] : nullptr;
+    if (core != nullptr && core->type == REDIS_REPLY_NIL) {
       a.outcome = static_cast<uint8_t>(RestoreOutcome::kAbsent);
       counters_.lookups_absent.add();
-    } else if (r.type == REDIS_REPLY_STRING && record_.ParseFromArray(r.str, static_cast<int>(r.len)) &&
+    } else if (core != nullptr && core->type == REDIS_REPLY_STRING &&
+               record_.ParseFromArray(core->str, static_cast<int>(core->len)) &&
                record_.proxy().access_teid() == p.access_teid && slotFromRecord(record_, a.record)) {
       a.outcome = static_cast<uint8_t>(RestoreOutcome::kFound);
       counters_.lookups_found.add();
+      if (routing != nullptr && routing->type == REDIS_REPLY_STRING &&
+          record_.ParseFromArray(routing->str, static_cast<int>(routing->len))) {
+        session::routingNamesOf(record_, a.names);
+      }
     }
   }
   if (a.outcome == static_cast<uint8_t>(RestoreOutcome::kFailed)) counters_.lookups_failed.add();

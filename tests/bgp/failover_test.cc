@@ -123,7 +123,8 @@ class FailoverTest : public ::testing::Test {
     o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: pgw, address: " + kPgw +
                      "}\nrules:\n  - {name: default, pool: internet}\nhealth_check: {interval_ms: 0}\n";
     o.storage_yaml = "  mode: single\n  servers: [\"" + router_address + ":7379\"]\n";
-    o.extra_yaml = std::string("watchdog:\n  timeout_ms: 1000\n") +
+    o.extra_yaml = std::string("group_size: 2\ninstance_index: ") + (standby ? "1" : "0") +
+                   "\nwatchdog:\n  timeout_ms: 1000\n" +
                    "bgp:\n  mode: frr\n  role: " + (standby ? "standby" : "active") +
                    "\n  local_as: 65001\n  neighbors:\n    - {address: " + router_address +
                    ", as: 65000}\n  vty_socket_dir: " + frr.vtySocketDir() +

@@ -179,6 +179,8 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"bgp.vty_socket_dir", ReloadClass::kRestart},
       {"cpu.forwarder", ReloadClass::kRestart},
       {"cpu.workers", ReloadClass::kRestart},
+      {"group_size", ReloadClass::kRestart},
+      {"instance_index", ReloadClass::kRestart},
   };
   std::map<std::string, ReloadClass> actual;
   for (const KeyInfo& k : instanceKeys())
@@ -278,8 +280,10 @@ TEST(InstanceConfig, EveryIntegerKeyAcceptsItsBoundsAndRejectsJustOutside) {
     if (k.type != KeyType::kInteger) continue;
     const std::string path(k.path);
     SCOPED_TRACE(path);
+    // instance_index must also be below group_size: the largest group.
+    const std::string more = path == "instance_index" ? "group_size: 4\n" : "";
     for (int64_t v : {k.min, k.max}) {
-      const auto r = parse(withKey(path, std::to_string(v)).text);
+      const auto r = parse(withKey(path, std::to_string(v)).text + more);
       ASSERT_TRUE(r) << errorText(r);
       const uint64_t expected = k.powerOfTwo() ? std::bit_ceil(static_cast<uint64_t>(v))
                                                : static_cast<uint64_t>(v);
@@ -517,7 +521,7 @@ TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
   EXPECT_THAT(
       lines(r.error()),
       ElementsAre("gtpcp.yaml:1: grup: unknown key (did you mean \"group\"?)",
-                  "gtpcp.yaml:4: gtpc.port: unknown key; expected one of: group, instance, "
+                  "gtpcp.yaml:4: gtpc.port: unknown key; expected one of: group, instance, group_size, instance_index, "
                   "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, storage, watchdog, bgp, "
                   "cpu",
                   "gtpcp.yaml:6: gtpc.acess: unknown key (did you mean \"access\"?)",
@@ -1341,6 +1345,32 @@ TEST(InstanceExample, NamesEveryKey) {
   EXPECT_EQ(r->bgp.local_as, 65001u);
   EXPECT_THAT(r->bgp.neighbors, ElementsAre(InstanceConfig::Bgp::Neighbor{"10.250.0.2", 65000, ""}));
   EXPECT_EQ(r->bgp.vty_socket_dir, "/var/run/frr");
+}
+
+}  // namespace
+}  // namespace gtpcp::config
+
+namespace gtpcp::config {
+namespace {
+
+TEST(InstanceShares, EachInstanceOfAGroupHasAShareBelowTheGroupsSize) {
+  const std::string base = "group: g1\nrouting: r.yaml\ngtpc: {access: {ipv4: 127.0.0.1}}\n";
+  auto r = parse(base);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->group_size, 1u);
+  EXPECT_EQ(r->instance_index, 0u);
+  r = parse(base + "group_size: 2\ninstance_index: 1\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->group_size, 2u);
+  EXPECT_EQ(r->instance_index, 1u);
+  r = parse(base + "instance_index: 1\n");  // 4
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()),
+              ElementsAre("gtpcp.yaml:4: instance_index: instance_index (1) must be below group_size (1): each "
+                          "instance of the group has its own share of the session slots, 0 to group_size - 1"));
+  r = parse(base + "group_size: 5\n");
+  ASSERT_FALSE(r);
+  EXPECT_THAT(lines(r.error()), ElementsAre("gtpcp.yaml:4: group_size: 5 is out of range 1..4"));
 }
 
 }  // namespace

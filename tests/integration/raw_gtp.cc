@@ -53,7 +53,7 @@ Bytes createSessionRequest(uint32_t sequence, uint64_t imsi, const gtp::Ipv4& sg
 }
 
 Bytes modifyBearerRequest(uint32_t sequence, uint32_t header_teid, uint64_t imsi, const gtp::Ipv4& sgw,
-                          uint32_t modify_count) {
+                          uint32_t modify_count, uint32_t sender_teid) {
   const peer::Identities ids = identitiesOf(imsi);
   peer::ModifyBearerRequestArgs a;
   a.sequence = sequence;
@@ -61,6 +61,7 @@ Bytes modifyBearerRequest(uint32_t sequence, uint32_t header_teid, uint64_t imsi
   a.ids = &ids;
   a.sgw_addr = peer::fromIpv4(sgw);
   a.modify_count = modify_count;
+  a.sender_teid = sender_teid;
   Bytes b(peer::kMaxBuiltMessage);
   return take(peer::buildModifyBearerRequest(a, b), b, "Modify Bearer Request");
 }
@@ -69,6 +70,41 @@ Bytes deleteSessionRequest(uint32_t sequence, uint32_t header_teid) {
   Bytes b(peer::kMaxBuiltMessage);
   return take(peer::buildDeleteSessionRequest(sequence, header_teid, peer::kDefaultEbi, b), b,
               "Delete Session Request");
+}
+
+Bytes createBearerRequest(uint32_t sequence, uint32_t header_teid, uint64_t imsi, const gtp::Ipv4& pgw) {
+  peer::CreateBearerRequestArgs a;
+  a.sequence = sequence;
+  a.header_teid = header_teid;
+  a.imsi = imsi;
+  a.pgw_addr = peer::fromIpv4(pgw);
+  a.charging_id = 0x600 + static_cast<uint32_t>(imsi % 1000);
+  Bytes b(peer::kMaxBuiltMessage);
+  return take(peer::buildCreateBearerRequest(a, b), b, "Create Bearer Request");
+}
+
+Bytes createBearerResponse(uint32_t sequence, uint32_t header_teid, uint64_t imsi, const gtp::Ipv4& sgw,
+                           const gtp::Ipv4& pgw) {
+  peer::CreateBearerResponseArgs a;
+  a.sequence = sequence;
+  a.header_teid = header_teid;
+  a.imsi = imsi;
+  a.sgw_addr = peer::fromIpv4(sgw);
+  a.pgw_u_addr = peer::fromIpv4(pgw);
+  Bytes b(peer::kMaxBuiltMessage);
+  return take(peer::buildCreateBearerResponse(a, b), b, "Create Bearer Response");
+}
+
+Bytes deleteBearerRequest(uint32_t sequence, uint32_t header_teid, uint8_t ebi) {
+  Bytes b(peer::kMaxBuiltMessage);
+  return take(peer::buildDeleteBearerRequest(sequence, header_teid, ebi, b), b, "Delete Bearer Request");
+}
+
+Bytes deleteBearerResponse(uint32_t sequence, uint32_t header_teid, uint8_t ebi) {
+  Bytes b(peer::kMaxBuiltMessage);
+  return take(peer::buildBearerResponse(MessageType::kDeleteBearerResponse, sequence, header_teid, kCauseAccepted,
+                                        ebi, b),
+              b, "Delete Bearer Response");
 }
 
 Bytes echoRequest(uint32_t sequence, uint8_t recovery) {

@@ -33,8 +33,9 @@ inline constexpr uint8_t kIfPgwGtpC = 7;  // S5/S8 PGW GTP-C
 // The SGW side.
 Bytes createSessionRequest(uint32_t sequence, uint64_t imsi, const gtp::Ipv4& sgw, uint32_t sgw_teid,
                            std::string_view apn = "internet");
+// `sender_teid` non-zero: with a Sender F-TEID for Control Plane (the SGW moved).
 Bytes modifyBearerRequest(uint32_t sequence, uint32_t header_teid, uint64_t imsi, const gtp::Ipv4& sgw,
-                          uint32_t modify_count = 0);
+                          uint32_t modify_count = 0, uint32_t sender_teid = 0);
 Bytes deleteSessionRequest(uint32_t sequence, uint32_t header_teid);
 Bytes echoRequest(uint32_t sequence, uint8_t recovery = 1);
 
@@ -43,6 +44,13 @@ Bytes createSessionResponse(uint32_t sequence, uint32_t header_teid, const gtp::
                             uint64_t imsi, uint8_t cause = kCauseAccepted);
 Bytes modifyBearerResponse(uint32_t sequence, uint32_t header_teid, uint8_t cause = kCauseAccepted);
 Bytes deleteSessionResponse(uint32_t sequence, uint32_t header_teid, uint8_t cause = kCauseAccepted);
+// A dedicated bearer (EBI 6) of the default bearer 5: asked for and removed
+// by the PGW, answered by the SGW.
+Bytes createBearerRequest(uint32_t sequence, uint32_t header_teid, uint64_t imsi, const gtp::Ipv4& pgw);
+Bytes createBearerResponse(uint32_t sequence, uint32_t header_teid, uint64_t imsi, const gtp::Ipv4& sgw,
+                           const gtp::Ipv4& pgw);
+Bytes deleteBearerRequest(uint32_t sequence, uint32_t header_teid, uint8_t ebi = 6);
+Bytes deleteBearerResponse(uint32_t sequence, uint32_t header_teid, uint8_t ebi = 6);
 
 // What the tests read back from a GTPv2-C message.
 struct Decoded {

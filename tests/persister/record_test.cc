@@ -224,8 +224,10 @@ TEST(Batch, ASessionsChangesBecomeOneWriteAndReadBackAsOneRecord) {
   const worker::SessionShm s = session();
   worker::SessionShm creating = s;
   creating.state = static_cast<uint8_t>(worker::SessionState::kCreating);
-  ASSERT_TRUE(writer.upsert(creating, kTeid, kPartition, 3000, &request, Leg::kAccess));
-  ASSERT_TRUE(writer.upsert(s, kTeid, kPartition, 4000, &response, Leg::kGateway));
+  const std::string names("internet\0pgw-7\0default\0", 23);
+  const std::span<const uint8_t> routing(reinterpret_cast<const uint8_t*>(names.data()), names.size());
+  ASSERT_TRUE(writer.upsert(creating, kTeid, kPartition, 3000, &request, Leg::kAccess, routing));
+  ASSERT_TRUE(writer.upsert(s, kTeid, kPartition, 4000, &response, Leg::kGateway, routing));
 
   KeyNames keys("g1");
   Batch batch(keys);
@@ -258,6 +260,12 @@ TEST(Batch, ASessionsChangesBecomeOneWriteAndReadBackAsOneRecord) {
   EXPECT_EQ(r.proxy().sgw_control().teid(), 0x1111u);
   EXPECT_EQ(r.proxy().pgw_control().teid(), 0x2222u);
   EXPECT_TRUE(r.proxy().active());
+  EXPECT_EQ(r.proxy().pool_name(), "internet");
+  EXPECT_EQ(r.proxy().gateway_name(), "pgw-7");
+  EXPECT_EQ(r.proxy().rule_name(), "default");
+  session::RoutingNames read{};
+  session::routingNamesOf(r, read);
+  EXPECT_STREQ(read.gateway, "pgw-7");
   ASSERT_EQ(r.bearers_size(), 1);
   const proto::Bearer& b = r.bearers(0);
   EXPECT_EQ(b.ebi(), 5u);

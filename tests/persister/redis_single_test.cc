@@ -12,6 +12,8 @@
 #include <functional>
 
 #include "tests/persister/redis_harness.h"
+#include "persister/lib/writes_watch.h"
+#include "common/group/persister_shm.h"
 
 namespace gtpcp::persister::test {
 namespace {
@@ -260,3 +262,59 @@ TEST(RedisSingle, AServerResettingItsConnectionsFailsCommandsAndNeverEndsTheProc
 
 }  // namespace
 }  // namespace gtpcp::persister::test
+
+namespace gtpcp::persister {
+namespace {
+
+using namespace std::chrono_literals;
+using test::runUntil;
+
+// Two instances' watches on one real Redis: each sees the other's writes,
+// never its own, and nothing when nothing was written.
+TEST(WritesWatch, EachInstanceSeesTheOthersWritesAndNotItsOwn) {
+  testing::TempDir dir;
+  testing::RedisServer server(dir.path(), {});
+  EventLoop loop;
+  auto client = test::makeClient(loop, test::configFor(RedisMode::kSingle, {server.port()}));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(runUntil(loop, [&] { return client->connected(); }, 5s));
+  PersisterShm shm_a{}, shm_b{};
+  WritesWatch a(*client, "g", "a", shm_a.writes, shm_a.counters, 1000);
+  WritesWatch b(*client, "g", "b", shm_b.writes, shm_b.counters, 2000);
+  uint64_t now = WritesWatch::kPeriodNs;
+  // One period of both: every command of it answered.
+  auto period = [&](uint64_t written_a, uint64_t written_b) {
+    now += WritesWatch::kPeriodNs;
+    a.turn(now, written_a);
+    b.turn(now, written_b);
+    ASSERT_TRUE(runUntil(loop, [&] { return client->held() == 0; }, 5s));
+  };
+  period(0, 0);
+  period(0, 0);
+  EXPECT_EQ(shm_a.writes.foreign_epoch.load(), 0u) << "nobody wrote";
+  EXPECT_EQ(shm_b.writes.foreign_epoch.load(), 0u);
+
+  period(5, 0);  // a marks its writes
+  period(5, 0);  // b reads them
+  EXPECT_EQ(shm_b.writes.foreign_epoch.load(), 1u);
+  EXPECT_EQ(shm_a.writes.foreign_epoch.load(), 0u) << "its own writes are not foreign";
+  period(5, 0);
+  EXPECT_EQ(shm_b.writes.foreign_epoch.load(), 1u) << "no new write, no new epoch";
+
+  period(9, 3);
+  period(9, 3);
+  EXPECT_EQ(shm_b.writes.foreign_epoch.load(), 2u);
+  EXPECT_EQ(shm_a.writes.foreign_epoch.load(), 1u);
+  EXPECT_EQ(shm_a.counters.foreign_writes.load(), 1u);
+
+  // A restarted persister of b (a new start, the same segment) compares with
+  // what its predecessor saw: a's entry did not change.
+  WritesWatch b2(*client, "g", "b", shm_b.writes, shm_b.counters, 3000);
+  now += WritesWatch::kPeriodNs;
+  b2.turn(now, 3);
+  ASSERT_TRUE(runUntil(loop, [&] { return client->held() == 0; }, 5s));
+  EXPECT_EQ(shm_b.writes.foreign_epoch.load(), 2u);
+}
+
+}  // namespace
+}  // namespace gtpcp::persister

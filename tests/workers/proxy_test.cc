@@ -1029,3 +1029,110 @@ TEST_F(ProxyTest, PgwDownlinkTriggeringForNoSessionOfThatPgwGetsContextNotFound)
 
 }  // namespace
 }  // namespace gtpcp::worker::test
+
+namespace gtpcp::worker::test {
+namespace {
+
+// The routing document reordered: another rule, pool and gateway first.
+constexpr const char* kReordered = R"(
+version: 1
+pools:
+  corp:
+    gateways:
+      - {name: pgw9, address: 127.0.0.29}
+  ims:
+    gateways:
+      - {name: pgw3, address: 127.0.0.23}
+  internet:
+    gateways:
+      - {name: pgw2, address: 127.0.0.22, weight: 1}
+      - {name: pgw1, address: 127.0.0.21, weight: 3}
+rules:
+  - name: corp
+    match: {apn: [corp]}
+    pool: corp
+  - name: ims
+    match: {apn: [ims]}
+    pool: ims
+  - name: default
+    pool: internet
+)";
+
+TEST_F(ProxyTest, AReloadKeepsEachSessionsPoolGatewayAndRuleByName) {
+  for (uint32_t i = 0; i < 3; ++i) {
+    const Sent s = createFrom("00101000000036" + std::to_string(i), "ims", 0x360 + i, 360 + i, 1'000'000'000 + i);
+    ASSERT_EQ(answerCreate(s, 16, uint8_t{5}).size(), 1u);
+  }
+  auto reordered = config::parseRoutingDocument(kReordered, "routing.yaml");
+  ASSERT_TRUE(reordered) << reordered.error().toString();
+  config::RoutingTable next = std::move(*reordered);
+  proxy_->setRouting(next);
+  std::size_t seen = 0;
+  sessions_.forEach([&](SessionShm& s) {
+    ++seen;
+    EXPECT_EQ(next.pool(s.pool).name, "ims");
+    EXPECT_EQ(next.gateway(s.gateway).name, "pgw3");
+    EXPECT_EQ(next.rule(s.rule).name, "ims");
+  });
+  EXPECT_EQ(seen, 3u);
+  EXPECT_EQ(header_->counters.sessions_unrouted.load(), 0u);
+  // pgw3 restarts: its sessions, wherever it now sits in the document, go.
+  const Sent later = createFrom("001010000000369", "ims", 0x369, 369, 2'000'000'000);
+  ASSERT_EQ(answerCreate(later, 16, uint8_t{6}, 2'000'000'000).size(), 1u);
+  EXPECT_EQ(header_->counters.gateway_restarts.load(), 1u);
+  egress_.sent.clear();
+  proxy_->tick(2'000'000'000);
+  proxy_->tick(3'000'000'000);
+  std::set<uint32_t> told;
+  for (const Sent& out : egress_.sent) told.insert(decode(out.bytes).header().teid);
+  EXPECT_EQ(told, (std::set<uint32_t>{0x360, 0x361, 0x362})) << "the SGW is told of pgw3's three older sessions";
+
+  // A document without pgw3: the session keeps going, outside every walk.
+  auto without = config::parseRoutingDocument(
+      "version: 1\npools:\n  internet:\n    gateways:\n      - {name: pgw1, address: 127.0.0.21}\n"
+      "rules:\n  - {name: default, pool: internet}\n",
+      "routing.yaml");
+  ASSERT_TRUE(without) << without.error().toString();
+  config::RoutingTable last = std::move(*without);
+  proxy_->setRouting(last);
+  EXPECT_EQ(header_->counters.sessions_unrouted.load(), sessions_.active());
+  sessions_.forEach([&](SessionShm& s) {
+    EXPECT_EQ(s.pool, kNoSelection);
+    EXPECT_EQ(s.gateway, kNoSelection);
+    EXPECT_EQ(s.rule, kNoSelection);
+  });
+  proxy_->setRouting(*routing_);  // the fixture's, before `next` and `last` go
+}
+
+TEST_F(ProxyTest, ASessionReadBackFindsItsSelectionByNameInTheDocumentInForce) {
+  auto reordered = config::parseRoutingDocument(kReordered, "routing.yaml");
+  ASSERT_TRUE(reordered);
+  const config::RoutingTable table = std::move(*reordered);
+  Engine engine(ProxySettings{}, *header_, sessions_, transactions_, table, egress_);
+  SessionShm s{};
+  s.pool = 0;  // the storing document's indexes: ims, pgw3, rule ims there too
+  s.gateway = 2;
+  s.rule = 0;
+  session::RoutingNames names{};
+  std::strcpy(names.pool, "ims");
+  std::strcpy(names.gateway, "pgw3");
+  std::strcpy(names.rule, "ims");
+  engine.resolveSelection(s, names);
+  EXPECT_EQ(table.pool(s.pool).name, "ims");
+  EXPECT_EQ(table.gateway(s.gateway).name, "pgw3");
+  EXPECT_EQ(table.rule(s.rule).name, "ims");
+  EXPECT_EQ(header_->counters.restore_unrouted.load(), 0u);
+  // Without names (a record from before them): the indexes stand.
+  SessionShm old{};
+  old.gateway = 2;
+  engine.resolveSelection(old, session::RoutingNames{});
+  EXPECT_EQ(old.gateway, 2u);
+  // A gateway the document no longer has.
+  std::strcpy(names.gateway, "pgw7");
+  engine.resolveSelection(s, names);
+  EXPECT_EQ(s.gateway, kNoSelection);
+  EXPECT_EQ(header_->counters.restore_unrouted.load(), 1u);
+}
+
+}  // namespace
+}  // namespace gtpcp::worker::test

@@ -179,6 +179,7 @@ Result<std::size_t> buildModifyBearerRequest(const ModifyBearerRequestArgs& a,
   b.begin(MessageType::kModifyBearerRequest, a.header_teid, a.sequence);
   b.add(uli(*a.ids, a.index, a.modify_count + 1));
   b.add(RatType{kRatEutran});
+  if (a.sender_teid != 0) b.add(makeFTeid(kIfS5S8SgwGtpC, a.sender_teid, a.sgw_addr));
   b.beginGrouped(IeType::kBearerContext, 0);
   b.add(Ebi{a.ebi});
   // Table 7.2.7-2: S5/S8-U SGW F-TEID is instance 1 in a Modify Bearer Request.

@@ -216,6 +216,9 @@ struct ModifyBearerRequestArgs {
   IpAddress sgw_addr{};
   uint8_t ebi = kDefaultEbi;
   uint32_t modify_count = 0;  // varies the ULI from one modification to the next
+  // Non-zero: a Sender F-TEID for Control Plane with this TEID at sgw_addr
+  // (the session's SGW changed: TS 29.274 Table 7.2.7-1).
+  uint32_t sender_teid = 0;
 };
 gtp::Result<std::size_t> buildModifyBearerRequest(const ModifyBearerRequestArgs& a,
                                                   std::span<uint8_t> out) noexcept;

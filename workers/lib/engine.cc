@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/time/clock.h"
 #include "gtp_constants.h"
@@ -31,8 +32,41 @@ Engine::Engine(const ProxySettings& settings, WorkerShmHeader& header, SessionTa
       rewritten_(kMaxDatagram) {}
 
 void Engine::setRouting(const config::RoutingTable& routing) {
+  const config::RoutingTable* before = routing_;
   routing_ = &routing;
   picker_ = config::GatewayPicker(routing);
+  if (before == nullptr || before == &routing) return;
+  // Live sessions keep their pool, gateway and rule by name: their indexes
+  // are the old document's positions. Once per reload, so it may allocate.
+  auto remap = [](auto old_items, auto find) {
+    std::vector<uint16_t> to(old_items.size(), kNoSelection);
+    for (std::size_t i = 0; i < old_items.size(); ++i) to[i] = find(old_items[i].name).value_or(kNoSelection);
+    return to;
+  };
+  const auto pools = remap(before->pools(), [&](const std::string& n) { return routing.findPool(n); });
+  const auto gateways = remap(before->gateways(), [&](const std::string& n) { return routing.findGateway(n); });
+  const auto rules = remap(before->rules(), [&](const std::string& n) { return routing.findRule(n); });
+  auto moved = [](const std::vector<uint16_t>& to, uint16_t& index) {
+    index = index < to.size() ? to[index] : kNoSelection;
+  };
+  uint64_t gone = 0;
+  sessions_.forEach([&](SessionShm& s) {
+    moved(pools, s.pool);
+    moved(gateways, s.gateway);
+    moved(rules, s.rule);
+    gone += s.pool == kNoSelection || s.gateway == kNoSelection || s.rule == kNoSelection;
+  });
+  counters_.sessions_unrouted.set(gone);
+}
+
+void Engine::resolveSelection(SessionShm& s, const session::RoutingNames& names) noexcept {
+  // A record written before names keeps its indexes.
+  if (names.pool[0] == '\0' && names.gateway[0] == '\0' && names.rule[0] == '\0') return;
+  s.pool = routing_->findPool(names.pool).value_or(kNoSelection);
+  s.gateway = routing_->findGateway(names.gateway).value_or(kNoSelection);
+  s.rule = routing_->findRule(names.rule).value_or(kNoSelection);
+  if (s.pool == kNoSelection || s.gateway == kNoSelection || s.rule == kNoSelection)
+    counters_.restore_unrouted.add();
 }
 
 void Engine::setPersist(PersistSink* sink) noexcept {
@@ -128,15 +162,37 @@ void Engine::persist(const SessionShm& s) noexcept {
 }
 
 void Engine::persist(const SessionShm& s, const gtp::v2::Message& m, Leg from) noexcept {
-  if (changes_)
-    counted(changes_->upsert(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, &m, from));
+  if (!changes_) return;
+  const auto type = static_cast<gtp::v2::MessageType>(m.header().message_type);
+  const bool creation =
+      type == gtp::v2::MessageType::kCreateSessionRequest || type == gtp::v2::MessageType::kCreateSessionResponse;
+  counted(changes_->upsert(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, &m, from,
+                           creation ? routingNames(s) : std::span<const uint8_t>{}));
 }
 
 void Engine::persist(const SessionShm& s, const gtp::v1::Message& m, Leg from, uint8_t nsapi) noexcept {
-  if (changes_) {
-    counted(changes_->upsertV1(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, m, from,
-                               nsapi));
-  }
+  if (!changes_) return;
+  const auto type = static_cast<gtp::v1::MessageType>(m.header().message_type);
+  // The primary context's creation: a secondary one keeps the selection.
+  const bool creation = nsapi == s.default_ebi && (type == gtp::v1::MessageType::kCreatePdpContextRequest ||
+                                                   type == gtp::v1::MessageType::kCreatePdpContextResponse);
+  counted(changes_->upsertV1(s, sessions_.teid(s, Leg::kAccess), sessions_.partitionOf(s), now_wall_ns_, m, from,
+                             nsapi, creation ? routingNames(s) : std::span<const uint8_t>{}));
+}
+
+std::span<const uint8_t> Engine::routingNames(const SessionShm& s) noexcept {
+  const config::RoutingTable& r = *routing_;
+  std::size_t n = 0;
+  auto put = [&](std::string_view name) {
+    name = name.substr(0, session::kRoutingNameSize - 1);
+    std::memcpy(routing_names_.data() + n, name.data(), name.size());
+    n += name.size();
+    routing_names_[n++] = 0;
+  };
+  put(s.pool < r.pools().size() ? std::string_view(r.pool(s.pool).name) : std::string_view{});
+  put(s.gateway < r.gateways().size() ? std::string_view(r.gateway(s.gateway).name) : std::string_view{});
+  put(s.rule < r.rules().size() ? std::string_view(r.rule(s.rule).name) : std::string_view{});
+  return {routing_names_.data(), n};
 }
 
 void Engine::removeBearers(const SessionShm& s, uint16_t ebis) noexcept {

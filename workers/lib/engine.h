@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -35,6 +36,11 @@
 namespace gtpcp::worker {
 
 class Restorer;
+
+// SessionShm::pool, gateway or rule of a session whose routing document
+// entry is gone (removed by a reload since its creation): it keeps its
+// gateway address and endpoints, and no walk over a pool or gateway finds it.
+inline constexpr uint16_t kNoSelection = 0xffff;
 
 struct ProxySettings {
   uint32_t workers = 1;
@@ -75,7 +81,12 @@ class Engine {
   // Scratch for a kept request copied to be patched and sent elsewhere.
   std::span<uint8_t> resendBuffer() noexcept { return resend_; }
 
+  // A new routing document: live sessions' pools, gateways and rules are
+  // found again by name (kNoSelection: no longer in it).
   void setRouting(const config::RoutingTable& routing);
+  // A session read back from the storage: its pool, gateway and rule by the
+  // names its record keeps, in the document in force.
+  void resolveSelection(SessionShm& s, const session::RoutingNames& names) noexcept;
   void setPersist(PersistSink* sink) noexcept;
   void setRestorer(Restorer* restorer) noexcept { restorer_ = restorer; }
 
@@ -155,6 +166,8 @@ class Engine {
  private:
   // `written`: what a ChangeWriter said, counted.
   void counted(bool written) noexcept;
+  // The kRouting attribute of `s` (names in the routing document in force).
+  std::span<const uint8_t> routingNames(const SessionShm& s) noexcept;
 
   ProxySettings settings_;
   WorkerShmHeader& header_;
@@ -172,6 +185,7 @@ class Engine {
   uint64_t sweep_credit_ = 0;  // table slots the sweep owes
   std::vector<uint8_t> resend_;
   std::vector<uint8_t> rewritten_;
+  std::array<uint8_t, 3 * session::kRoutingNameSize> routing_names_{};
 };
 
 template <class F>

@@ -36,7 +36,7 @@ net::Address GatewayWatch::address(uint16_t gateway) const noexcept {
                     : net::Address::v4(std::get<gtp::Ipv4>(g.address), g.port);
 }
 
-void GatewayWatch::map() {
+void GatewayWatch::map(const config::RoutingTable* before) {
   const std::size_t n = engine_.routing().gateways().size();
   std::vector<Watched> watched(n);
   // GWT-A3, GWT-A1: pair with GWT-R3 and GWT-R1 in the forwarder's
@@ -52,9 +52,18 @@ void GatewayWatch::map() {
     watched[i].restarts = e.restarts.load(std::memory_order_acquire);
     watched[i].recovery = e.recovery.load(std::memory_order_relaxed);
   }
-  // What this worker learnt from the gateways' own messages stays.
-  for (std::size_t i = 0; i < n && i < watched_.size(); ++i)
-    if (watched[i].recovery == forwarder::kRecoveryUnknown) watched[i].recovery = watched_[i].recovery;
+  // What this worker learnt from the gateways' own messages stays, with the
+  // gateway of that name.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (watched[i].recovery != forwarder::kRecoveryUnknown) continue;
+    std::size_t was = i;
+    if (before != nullptr) {
+      const auto j = before->findGateway(engine_.routing().gateway(static_cast<uint16_t>(i)).name);
+      if (!j) continue;
+      was = *j;
+    }
+    if (was < watched_.size()) watched[i].recovery = watched_[was].recovery;
+  }
   watched_ = std::move(watched);
 }
 

@@ -29,8 +29,10 @@ class GatewayWatch {
   // up and the settings' Recovery is the group's.
   void setTable(const forwarder::GatewayTableShm* table);
   // Matches the routing document's gateways with the forwarder's entries;
-  // again whenever either changes.
-  void map();
+  // again whenever either changes. `before`: the document the worker ran
+  // until now, when it changed (what was learnt of a gateway follows its
+  // name); null: the same document.
+  void map(const config::RoutingTable* before = nullptr);
 
   bool up(uint16_t gateway) const noexcept;
   // Gateway `gateway` of the routing document as an address.

@@ -78,10 +78,11 @@ bool keptBearer(const Message& m, const Ie& ie, uint8_t& ebi) noexcept {
 }  // namespace
 
 bool ChangeWriter::upsert(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
-                          const Message* m, Leg from) noexcept {
+                          const Message* m, Leg from, std::span<const uint8_t> routing) noexcept {
   auto out = begin(sink_, ChangeKind::kUpsert, partition, session_teid, wall_ns, &session);
   if (out.empty()) return false;
   Appender a(out, sizeof(ChangeHeader));
+  if (!routing.empty()) a.add(Attribute::kRouting, 0, routing);
   if (m != nullptr) {
     for (const Ie& ie : m->topLevel()) {
       // Instance 0 only: other instances of these types are other things
@@ -99,11 +100,13 @@ bool ChangeWriter::upsert(const SessionShm& session, uint32_t session_teid, uint
 }
 
 bool ChangeWriter::upsertV1(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
-                            const gtp::v1::Message& m, Leg from, uint8_t nsapi) noexcept {
+                            const gtp::v1::Message& m, Leg from, uint8_t nsapi,
+                            std::span<const uint8_t> routing) noexcept {
   namespace v1 = gtp::v1;
   auto out = begin(sink_, ChangeKind::kUpsert, partition, session_teid, wall_ns, &session);
   if (out.empty()) return false;
   Appender a(out, sizeof(ChangeHeader));
+  if (!routing.empty()) a.add(Attribute::kRouting, 0, routing);
   // The PDP context's IEs, gathered as they come (raw, header included).
   std::array<uint8_t, 96> pdp;
   std::size_t pdp_size = 0;

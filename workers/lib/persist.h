@@ -44,12 +44,13 @@ class ChangeWriter {
   // The session as it is now, with the attributes `m` (from `from`) carries;
   // `m` may be null (a change of the proxy's own state). False when the ring
   // had no room.
+  // `routing`: the kRouting attribute's octets, or empty.
   bool upsert(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
-              const gtp::v2::Message* m, Leg from) noexcept;
+              const gtp::v2::Message* m, Leg from, std::span<const uint8_t> routing = {}) noexcept;
   // A GTPv1 session as it is now, with the attributes `m` (from `from`)
   // carries; its PDP context attributes are NSAPI `nsapi`'s.
   bool upsertV1(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
-                const gtp::v1::Message& m, Leg from, uint8_t nsapi) noexcept;
+                const gtp::v1::Message& m, Leg from, uint8_t nsapi, std::span<const uint8_t> routing = {}) noexcept;
   // Bearers the session no longer has (bits of `ebis`).
   bool removeBearers(const SessionShm& session, uint32_t session_teid, uint16_t partition, uint64_t wall_ns,
                      uint16_t ebis) noexcept;

@@ -2,6 +2,7 @@
 
 #include "common/gtp/v1/message.h"
 #include "common/gtp/v2/message.h"
+#include "restore.h"
 
 namespace gtpcp::worker {
 
@@ -15,9 +16,20 @@ Proxy::Proxy(const ProxySettings& settings, WorkerShmHeader& header, SessionTabl
       v2_(engine_, gateways_, failover_, own_, set_deletions_),
       v1_(engine_, gateways_, failover_, own_) {}
 
+void Proxy::setRestorer(Restorer* restorer) noexcept {
+  engine_.setRestorer(restorer);
+  if (restorer == nullptr) return;
+  restorer->setInstalled(Restorer::Installed{
+      [](void* engine, SessionShm& s, const session::RoutingNames& names) noexcept {
+        static_cast<Engine*>(engine)->resolveSelection(s, names);
+      },
+      &engine_});
+}
+
 void Proxy::setRouting(const config::RoutingTable& routing) {
+  const config::RoutingTable* before = &engine_.routing();
   engine_.setRouting(routing);
-  gateways_.map();
+  gateways_.map(before == &routing ? nullptr : before);
 }
 
 void Proxy::setGatewayStatus(const forwarder::GatewayTableShm* table) { gateways_.setTable(table); }

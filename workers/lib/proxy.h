@@ -68,7 +68,7 @@ class Proxy {
   void setPersist(PersistSink* sink) noexcept { engine_.setPersist(sink); }
   // Who asks the storage for sessions this worker does not hold; none: a
   // message for an unknown TEID is answered Context Not Found at once.
-  void setRestorer(Restorer* restorer) noexcept { engine_.setRestorer(restorer); }
+  void setRestorer(Restorer* restorer) noexcept;
 
  private:
   Engine engine_;

@@ -138,6 +138,7 @@ void Restorer::apply(LookupKind kind, std::span<const uint8_t> payload, uint64_t
         then = Then::kRefuse;
         break;
       }
+      if (installed_.fn != nullptr) installed_.fn(installed_.user, *s, r.names);
       // A creation stored before its gateway's answer is not this worker's
       // to finish: the procedures remove it at its first message.
       if (s->state == static_cast<uint8_t>(SessionState::kCreating))

@@ -95,6 +95,13 @@ class Restorer {
     void (*fn)(void* user, const Arrival& arrival, std::span<uint8_t> datagram) noexcept;
     void* user;
   };
+  // Called with each session installed from the storage, with the names of
+  // its pool, gateway and rule (the engine finds them in its document).
+  struct Installed {
+    void (*fn)(void* user, SessionShm& session, const session::RoutingNames& names) noexcept = nullptr;
+    void* user = nullptr;
+  };
+  void setInstalled(Installed installed) noexcept { installed_ = installed; }
   // One record of the restore ring.
   void apply(LookupKind kind, std::span<const uint8_t> payload, uint64_t now_ns, uint64_t wall_ns,
              Replay replay) noexcept;
@@ -136,6 +143,7 @@ class Restorer {
   WorkerCounters& counters_;
   LookupSink& sink_;
   uint32_t& loaded_;
+  Installed installed_;
 
   // max_held x max_message, left uninitialised: its pages are committed as
   // messages are first held, not at start (4 MiB of zeros cost a cold start

@@ -6,9 +6,24 @@
 
 namespace gtpcp::worker {
 
-SessionTable::SessionTable(const WorkerLayout& layout, PartitionShm* partitions,
-                           SessionShm* sessions) noexcept
-    : layout_(layout), partitions_(partitions), sessions_(sessions), stored_in_(layout.local_partitions, 0) {}
+SessionTable::SessionTable(const WorkerLayout& layout, PartitionShm* partitions, SessionShm* sessions,
+                           uint32_t share, uint32_t share_count) noexcept
+    : layout_(layout),
+      share_(share_count == 0 ? 0 : share % share_count),
+      share_count_(share_count == 0 ? 1 : share_count),
+      partitions_(partitions),
+      sessions_(sessions),
+      stored_in_(layout.local_partitions, 0) {}
+
+void SessionTable::chainFree(PartitionShm& p, SessionShm& s, uint32_t slot) noexcept {
+  s.state = static_cast<uint8_t>(SessionState::kFree);
+  if (!ownSlot(slot)) {
+    s.free_next = kNoSlot;
+    return;
+  }
+  s.free_next = p.free_head;
+  p.free_head = slot;
+}
 
 void SessionTable::rebuild() noexcept {
   active_ = 0;
@@ -23,8 +38,7 @@ void SessionTable::rebuild() noexcept {
     for (uint32_t s = p.high_water; s-- > 0;) {
       SessionShm& session = sessions_[uint64_t{lp} * layout_.per_partition + s];
       if (session.state == static_cast<uint8_t>(SessionState::kFree)) {
-        session.free_next = p.free_head;
-        p.free_head = s;
+        chainFree(p, session, s);
       } else if (session.state == static_cast<uint8_t>(SessionState::kStored)) {
         ++stored_;
         ++stored_in_[lp];
@@ -42,10 +56,12 @@ SessionShm* SessionTable::allocate(uint16_t partition) noexcept {
   uint32_t slot;
   if (p.free_head != kNoSlot) {
     slot = p.free_head;
-  } else if (p.high_water < layout_.per_partition) {
+  } else if (nextOwn(p.high_water) < layout_.per_partition) {
     // Raise the mark before using the slot: a crash in between leaves a free
-    // slot under the mark, which rebuild() chains again.
-    slot = p.high_water++;
+    // slot under the mark, which rebuild() chains again. The other shares'
+    // slots skipped over are free (zero) and stay unchained.
+    slot = nextOwn(p.high_water);
+    p.high_water = slot + 1;
   } else {
     return nullptr;
   }
@@ -92,16 +108,15 @@ void SessionTable::claim(uint32_t lp, uint32_t slot) noexcept {
   SessionShm* base = sessions_ + uint64_t{lp} * layout_.per_partition;
   if (slot >= p.high_water) {
     // The slots skipped over are free: chained like rebuild() would.
-    for (uint32_t s = slot; s-- > p.high_water;) {
-      base[s].state = static_cast<uint8_t>(SessionState::kFree);
-      base[s].free_next = p.free_head;
-      p.free_head = s;
-    }
+    for (uint32_t s = slot; s-- > p.high_water;) chainFree(p, base[s], s);
     p.high_water = slot + 1;
     return;
   }
-  // A free slot somewhere in the chain: rare (a session another instance
-  // made after this one read the stored TEIDs), so a walk is good enough.
+  // Another share's slot is never chained.
+  if (!ownSlot(slot)) return;
+  // A free slot of this share somewhere in the chain: rare (a session this
+  // instance made before a restart of its table's worker and which the stored
+  // TEIDs did not list yet), so a walk is good enough.
   uint32_t* link = &p.free_head;
   while (*link != kNoSlot && *link != slot) link = &base[*link].free_next;
   if (*link == slot) *link = base[slot].free_next;
@@ -155,10 +170,7 @@ void SessionTable::forget(uint32_t teid) noexcept {
   SessionShm* s = slotOf(teid, lp);
   if (s == nullptr || splitTeid(teid).slot >= partitions_[lp].high_water) return;
   if (s->state != static_cast<uint8_t>(SessionState::kStored) || s->generation != splitTeid(teid).generation) return;
-  PartitionShm& p = partitions_[lp];
-  s->state = static_cast<uint8_t>(SessionState::kFree);
-  s->free_next = p.free_head;
-  p.free_head = splitTeid(teid).slot;
+  chainFree(partitions_[lp], *s, splitTeid(teid).slot);
   --stored_;
   --stored_in_[lp];
 }
@@ -169,11 +181,22 @@ void SessionTable::release(SessionShm& session) noexcept {
   PartitionShm& p = partitions_[i / layout_.per_partition];
   // The state is the truth; the generation stays so the next allocation of
   // this slot moves past it.
-  session.state = static_cast<uint8_t>(SessionState::kFree);
-  session.free_next = p.free_head;
-  p.free_head = static_cast<uint32_t>(i % layout_.per_partition);
+  chainFree(p, session, static_cast<uint32_t>(i % layout_.per_partition));
   --p.used;
   --active_;
+}
+
+void SessionTable::demote(SessionShm& session) noexcept {
+  if (!isLive(session.state)) return;
+  const uint64_t i = indexOf(session);
+  const auto lp = static_cast<uint32_t>(i / layout_.per_partition);
+  // Only the state and the generation mean anything in a reserved slot.
+  session.state = static_cast<uint8_t>(SessionState::kStored);
+  session.free_next = kNoSlot;
+  --partitions_[lp].used;
+  --active_;
+  ++stored_;
+  ++stored_in_[lp];
 }
 
 uint32_t SessionTable::teid(const SessionShm& session, Leg leg) const noexcept {

@@ -10,6 +10,15 @@
 // high-water mark grows only when no freed slot is left), so memory pages of
 // the segment are touched only as sessions actually exist.
 //
+// Shares. The instances of a group allocate from disjoint shares of every
+// partition's slots (slot % share_count == share), so two instances never
+// give out the same TEID nor claim the same slot, whatever either one knows of
+// the other's sessions: a standby that takes over allocates beside the
+// sessions the active made after the standby last read the stored TEIDs, and
+// each of those still finds its slot free when its first message brings it
+// in. Only this instance's share is chained free; the other slots are
+// reserved or installed as stored sessions arrive.
+//
 // Single-threaded: only the worker's main loop calls it.
 #pragma once
 
@@ -23,7 +32,10 @@ namespace gtpcp::worker {
 
 class SessionTable {
  public:
-  SessionTable(const WorkerLayout& layout, PartitionShm* partitions, SessionShm* sessions) noexcept;
+  // `share` of `share_count` (group_size, instance_index): the slots this
+  // instance allocates.
+  SessionTable(const WorkerLayout& layout, PartitionShm* partitions, SessionShm* sessions, uint32_t share = 0,
+               uint32_t share_count = 1) noexcept;
 
   // Recomputes free chains, high-water marks' consistency and the count.
   void rebuild() noexcept;
@@ -34,6 +46,12 @@ class SessionTable {
   // The live session that `teid` names, or nullptr.
   SessionShm* find(uint32_t teid) noexcept;
   void release(SessionShm& session) noexcept;
+  // The live session goes back to the storage's keeping: its slot stays
+  // reserved (kStored) with its generation, and its next message reads the
+  // record again (another instance may have changed it meanwhile).
+  void demote(SessionShm& session) noexcept;
+  // Whether this instance allocates slot `slot`.
+  bool ownSlot(uint32_t slot) const noexcept { return slot % share_count_ == share_; }
 
   // -- sessions held in the storage (restore.h)
   // Whether `teid`, naming no live session, may name a stored one: its slot
@@ -130,7 +148,16 @@ class SessionTable {
   // (or raises the high-water mark to it): it is about to be used.
   void claim(uint32_t lp, uint32_t slot) noexcept;
 
+  // The next slot from `slot` on that this instance allocates.
+  uint32_t nextOwn(uint32_t slot) const noexcept {
+    return slot + (share_ + share_count_ - slot % share_count_) % share_count_;
+  }
+  // Puts free slot `slot` of `lp` on its free chain if it is this instance's.
+  void chainFree(PartitionShm& p, SessionShm& s, uint32_t slot) noexcept;
+
   WorkerLayout layout_;
+  uint32_t share_;
+  uint32_t share_count_;
   PartitionShm* partitions_;
   SessionShm* sessions_;
   uint64_t active_ = 0;

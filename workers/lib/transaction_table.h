@@ -101,6 +101,13 @@ class TransactionTable {
     }
   }
 
+  // Every pending transaction, given to visit(const TransactionShm&).
+  template <class F>
+  void forEachPending(F&& visit) const {
+    for (uint32_t i = 0; i < *m_.high_water; ++i) {
+      if (m_.records[i].state == static_cast<uint8_t>(TransactionState::kPending)) visit(m_.records[i]);
+    }
+  }
   // Record `index` (below capacity()) and the index of a record, for holding
   // a transaction by number outside the table (timers).
   TransactionShm& record(uint32_t index) noexcept { return m_.records[index]; }

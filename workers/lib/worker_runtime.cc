@@ -234,7 +234,7 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
   }
   w->sessions_ = std::make_unique<SessionTable>(
       layout, reinterpret_cast<PartitionShm*>(base + layout.partitions_offset),
-      reinterpret_cast<SessionShm*>(base + layout.sessions_offset));
+      reinterpret_cast<SessionShm*>(base + layout.sessions_offset), options.share, options.share_count);
   w->transactions_ = std::make_unique<TransactionTable>(layout.transactionMemory(base, *w->header_));
   w->sessions_->rebuild();
   w->transactions_->rebuild(!w->adopted_);
@@ -309,6 +309,7 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
     w->restorer_ = std::make_unique<Restorer>(options.restore, layout, *w->sessions_, w->header_->counters,
                                               *w->lookups_, w->header_->stored_teids_loaded);
     w->proxy_->setRestorer(w->restorer_.get());
+    w->stale_ = std::make_unique<StaleSessions>(*w->sessions_, *w->transactions_, *w->header_);
   }
   auto forwarder_bell = ring::BellRinger::open(options.paths.forwarderBellSocket());
   if (!forwarder_bell) return tl::unexpected(forwarder_bell.error().message);
@@ -350,7 +351,9 @@ void WorkerRuntime::attachNeighbours(uint64_t now_ns) noexcept {
                                       sizeof(persister::PersisterShm), group::kPersisterOwner,
                                       std::chrono::milliseconds(0))) {
       neighbour_segments_.push_back(std::move(*seg));
-      persister_bell_shm_ = &static_cast<const persister::PersisterShm*>(neighbour_segments_.back().payload())->bell;
+      const auto* persister = static_cast<const persister::PersisterShm*>(neighbour_segments_.back().payload());
+      persister_bell_shm_ = &persister->bell;
+      group_writes_ = &persister->writes;
     }
   }
   neighbours_missing_ = gateway_table_ == nullptr || forwarder_bell_shm_ == nullptr ||
@@ -455,6 +458,9 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     // Timers send too: failovers, Delete Bearer Requests after a gateway restart.
     proxy_->tick(now);
     if (restorer_) restorer_->tick(now);
+    // PER-W1: relaxed, the epoch carries nothing else.
+    const bool demoting = stale_ && group_writes_ != nullptr && restorer_->ready() &&
+                          stale_->turn(now, group_writes_->foreign_epoch.load(std::memory_order_relaxed));
     if (sync_) {
       if (egress_->holding()) egress_->releaseHeld(persist_->released());
       header_->counters.sync_holding.set(egress_->held());
@@ -470,7 +476,7 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     // routingInForce() (CTL-A1, pairs with CTL-R1 in the control server).
     if (control_ != nullptr && control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_)
       reloadRouting();
-    if (n == 0) {
+    if (n == 0 && !demoting) {
       // Waiting on the storage's TEIDs, or on Redis for held answers: look
       // again soon, not at the idle period (the persister also rings).
       const bool holding = sync_ && egress_->holding();

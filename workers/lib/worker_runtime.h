@@ -27,8 +27,13 @@
 #include "common/ring/segment.h"
 #include "proxy.h"
 #include "restore.h"
+#include "stale_sessions.h"
 #include "session_table.h"
 #include "transaction_table.h"
+
+namespace gtpcp::persister {
+struct GroupWritesShm;
+}
 
 namespace gtpcp::forwarder {
 struct GatewayTableShm;
@@ -47,6 +52,10 @@ struct WorkerOptions {
   uint32_t new_slots = 8192;
   uint32_t egress_slots = 16384;
   uint32_t per_partition = 4096;
+  // The instance's share of each partition's slots (instance_index of
+  // group_size: session_table.h).
+  uint32_t share = 0;
+  uint32_t share_count = 1;
   uint32_t transactions = 65536;
   uint64_t answer_cache_bytes = 1 << 20;
   uint32_t batch = 64;
@@ -117,12 +126,15 @@ class WorkerRuntime {
   std::unique_ptr<RingLookup> lookups_;
   std::unique_ptr<ring::Consumer> restore_;
   std::unique_ptr<Restorer> restorer_;
+  // With persistence: sessions given back when another instance wrote.
+  std::unique_ptr<StaleSessions> stale_;
   // The forwarder's gateway table and the sleep flags of the forwarder and
   // the persister, in their owners' segments; null until attached.
   std::vector<ring::SharedSegment> neighbour_segments_;
   const forwarder::GatewayTableShm* gateway_table_ = nullptr;
   const ring::BellShm* forwarder_bell_shm_ = nullptr;
   const ring::BellShm* persister_bell_shm_ = nullptr;
+  const persister::GroupWritesShm* group_writes_ = nullptr;
   bool neighbours_missing_ = true;
   uint64_t next_attach_ns_ = 0;
   std::optional<ring::BellRinger> forwarder_bell_;
