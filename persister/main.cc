@@ -35,6 +35,12 @@ int main(int argc, char** argv) {
   options.instance = config->instance;
   options.workers = config->workers;
   options.persist_slots = gtpcp::group::ringSizesOf(*config).persist;
+  // The embedded Redis has no replica: nothing to wait for.
+  if (config->storage.persist == gtpcp::config::InstanceConfig::Storage::Persist::kSync &&
+      config->storage.mode != Mode::kEmbedded) {
+    options.wait_replicas = config->storage.sync_replicas;
+    options.wait_ms = config->storage.sync_wait_ms;
+  }
   auto& redis = options.redis;
   switch (config->storage.mode) {
     case Mode::kEmbedded:

@@ -271,6 +271,17 @@ constexpr KeyInfo kKeys[] = {
           "creates, changes or deletes a session waits until Redis acknowledged the change).",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.persist = static_cast<InstanceConfig::Storage::Persist>(v.integer); },
    .show = [](const InstanceConfig& c) { return std::string(c.storage.persist == InstanceConfig::Storage::Persist::kSync ? "sync" : "async"); }},
+  {.path = "storage.sync_replicas", .type = KeyType::kInteger, .min = 0, .max = 8, .default_value = "1",
+   .doc = "With persist: sync, how many replicas of each primary must hold a change before its answer leaves "
+          "(one WAIT per batch and primary); 0: the primary's acknowledgement alone. A primary with fewer "
+          "replicas connected is reported (persister.replicas_missing) and not waited on.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.sync_replicas = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.storage.sync_replicas); }},
+  {.path = "storage.sync_wait_ms", .type = KeyType::kInteger, .min = 10, .max = 60000, .default_value = "1000",
+   .doc = "With persist: sync, how long one WAIT blocks; a batch its replicas have not copied by then is waited "
+          "for again while the primary has the replicas connected.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.sync_wait_ms = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.storage.sync_wait_ms); }},
 
   {.path = "watchdog", .type = KeyType::kSection,
    .doc = "The thread watchdog: every process beats from inside its main loop; a silent or dead one is replaced."},

@@ -169,6 +169,8 @@ struct InstanceConfig {
     std::string sentinel_master;   // sentinel: the monitored primary's name
     uint16_t embedded_port = 0;    // embedded: the local redis-server's port on 127.0.0.1
     Persist persist = Persist::kAsync;
+    uint32_t sync_replicas = 1;    // sync: replicas that must hold a batch (WAIT)
+    uint32_t sync_wait_ms = 1000;  // sync: how long one WAIT blocks
   } storage;
 
   struct Watchdog {

@@ -17,7 +17,7 @@
 namespace gtpcp::persister {
 
 // The layout version is its last character: bump it whenever PersisterShm changes.
-inline constexpr uint32_t kPersisterSegmentKind = 0x50455233;  // "PER3"
+inline constexpr uint32_t kPersisterSegmentKind = 0x50455234;  // "PER4"
 inline constexpr unsigned kMaxChannels = 64;                   // one per worker
 
 #define GTPCP_PERSISTER_COUNTERS(X)                                                                       \
@@ -35,6 +35,9 @@ inline constexpr unsigned kMaxChannels = 64;                   // one per worker
   X(lookups_absent, "persister.lookups_absent", "sessions asked for that Redis does not hold") \
   X(lookups_failed, "persister.lookups_failed", "questions Redis did not answer (unreachable, error, unreadable record)") \
   X(restore_ring_full, "persister.restore_ring_full", "answers dropped because a worker's restore ring was full") \
+  X(replica_waits, "persister.replica_waits", "WAITs sent after a batch (storage.sync_replicas): one per batch and primary") \
+  X(replica_waits_repeated, "persister.replica_waits_repeated", "batches waited for again: a primary's replicas had not all copied them within storage.sync_wait_ms") \
+  X(replicas_missing, "persister.replicas_missing", "1 when the last batch was released on a primary with fewer replicas connected than storage.sync_replicas (gauge)") \
   X(foreign_writes, "persister.foreign_writes", "looks at the group's writes table that found sessions written by another instance since the last look (the workers give back the sessions they hold)")
 
 struct PersisterCounters {

@@ -13,6 +13,120 @@ Channel::Channel(ring::Consumer& ring, RedisClient& redis, const KeyNames& keys,
       max_records_(max_records),
       retry_pause_ns_(retry_pause_ns) {}
 
+namespace {
+enum : uint8_t { kAsked, kHeld, kShort, kMissing, kFailed };
+}  // namespace
+
+void Channel::waitForReplicas(uint32_t replicas, uint32_t timeout_ms) noexcept {
+  wait_replicas_ = replicas;
+  wait_argv_[0] = "WAIT";
+  wait_argv_[1] = std::to_string(replicas);
+  wait_argv_[2] = std::to_string(timeout_ms);
+}
+
+void Channel::sendWaits() noexcept {
+  primaries_.clear();
+  for (const Commands::Transaction& t : commands_.transactions()) {
+    const uintptr_t token = redis_.primaryOf(t.slot);
+    bool known = false;
+    for (const Primary& p : primaries_) known = known || (token != 0 && p.token == token);
+    if (!known) primaries_.push_back(Primary{this, t.slot, token, kAsked, false});
+  }
+  waiting_ = true;
+  for (std::size_t i = 0; i < primaries_.size(); ++i) {
+    if (knownReplicated(primaries_[i].token)) {
+      sendWait(i);
+    } else {
+      sendRole(i);
+    }
+  }
+}
+
+bool Channel::knownReplicated(uintptr_t token) const noexcept {
+  for (const auto& [t, replicated] : replicated_)
+    if (t == token) return token != 0 && replicated;
+  return false;
+}
+
+void Channel::noteReplicated(uintptr_t token, bool replicated) noexcept {
+  for (auto& [t, r] : replicated_) {
+    if (t == token) {
+      r = replicated;
+      return;
+    }
+  }
+  replicated_.emplace_back(token, replicated);
+}
+
+void Channel::sendRole(std::size_t i) noexcept {
+  primaries_[i].state = kShort;
+  const std::string_view argv[] = {"ROLE"};
+  ++outstanding_;
+  if (redis_.submit(primaries_[i].slot, argv, RedisCompletion{&Channel::roleRead, &primaries_[i]}) !=
+      RedisErrc::kOk) {
+    --outstanding_;
+    primaries_[i].state = kFailed;
+  }
+}
+
+void Channel::sendWait(std::size_t i) noexcept {
+  primaries_[i].state = kAsked;
+  primaries_[i].waited = true;
+  const std::string_view argv[] = {wait_argv_[0], wait_argv_[1], wait_argv_[2]};
+  ++outstanding_;
+  counters_.replica_waits.add();
+  if (redis_.submit(primaries_[i].slot, argv, RedisCompletion{&Channel::waited, &primaries_[i]}) != RedisErrc::kOk) {
+    --outstanding_;
+    primaries_[i].state = kFailed;
+  }
+}
+
+void Channel::waited(void* self, const RedisResult& result) noexcept {
+  auto& p = *static_cast<Primary*>(self);
+  Channel& c = *p.channel;
+  --c.outstanding_;
+  if (result.error != RedisErrc::kOk || result.reply == nullptr || result.reply->type != REDIS_REPLY_INTEGER) {
+    // The connection went with the writes' fate unknown: written again.
+    p.state = kFailed;
+    return;
+  }
+  if (static_cast<uint64_t>(result.reply->integer) >= c.wait_replicas_) {
+    p.state = kHeld;
+    return;
+  }
+  // Short: does the primary have the replicas at all?
+  c.sendRole(static_cast<std::size_t>(&p - c.primaries_.data()));
+}
+
+void Channel::roleRead(void* self, const RedisResult& result) noexcept {
+  auto& p = *static_cast<Primary*>(self);
+  Channel& c = *p.channel;
+  --c.outstanding_;
+  // ROLE of a primary: ["master", offset, [[host, port, offset], ...]].
+  const redisReply* r = result.error == RedisErrc::kOk ? result.reply : nullptr;
+  if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[2]->type != REDIS_REPLY_ARRAY) {
+    p.state = kFailed;  // not a primary any more (a failover): written again
+    return;
+  }
+  const bool replicated = r->element[2]->elements >= c.wait_replicas_;
+  c.noteReplicated(p.token, replicated);
+  // kShort: WAIT (again) next turn.
+  p.state = replicated ? kShort : kMissing;
+}
+
+void Channel::release() noexcept {
+  // RING-R2 (Consumer::release()) pairs with RING-A2 in the worker's
+  // producer: the slots are its again.
+  ring_.release();
+  counters_.batches_written.add();
+  counters_.pending_changes.set(0);
+  in_flight_ = false;
+  waiting_ = false;
+  commands_.clear();
+  records_ = 0;
+  oldest_wall_ns_ = 0;
+}
+
 void Channel::completed(void* self, const RedisResult& result) noexcept {
   auto* c = static_cast<Channel*>(self);
   --c->outstanding_;
@@ -52,15 +166,39 @@ bool Channel::turn(uint64_t now_ns) noexcept {
       send();
       return true;
     }
-    // RING-R2 (Consumer::release()) pairs with RING-A2 in the worker's
-    // producer: the slots are its again.
-    ring_.release();
-    counters_.batches_written.add();
-    counters_.pending_changes.set(0);
-    in_flight_ = false;
-    commands_.clear();
-    records_ = 0;
-    oldest_wall_ns_ = 0;
+    if (wait_replicas_ == 0) {
+      release();
+      return true;
+    }
+    if (!waiting_) {
+      sendWaits();
+      return true;
+    }
+    bool failed = false, again = false, missing = false;
+    for (const Primary& p : primaries_) {
+      failed = failed || p.state == kFailed;
+      again = again || p.state == kShort;
+      missing = missing || p.state == kMissing;
+    }
+    if (failed) {
+      // Written again whole, then waited for again.
+      waiting_ = false;
+      failed_ = true;
+      counters_.write_failures.add();
+      return true;
+    }
+    if (again) {
+      bool repeated = false;
+      for (std::size_t i = 0; i < primaries_.size(); ++i) {
+        if (primaries_[i].state != kShort) continue;
+        repeated = repeated || primaries_[i].waited;
+        sendWait(i);
+      }
+      if (repeated) counters_.replica_waits_repeated.add();
+      return true;
+    }
+    counters_.replicas_missing.set(missing ? 1 : 0);
+    release();
     return true;
   }
   while (records_ < max_records_) {

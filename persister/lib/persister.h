@@ -12,12 +12,27 @@
 // is unreachable the ring is the queue; when it is full the worker drops
 // changes and counts them.
 //
+// Replicas (storage.persist: sync, storage.sync_replicas N > 0). Redis
+// acknowledges a write once its primary applied it; a primary that dies
+// before its replica copied the write loses it, although the answer already
+// left. So with N > 0 a batch whose writes were all acknowledged is released
+// only once `WAIT N timeout` on every primary the batch wrote to answered N
+// or more: one round trip per batch and primary, not per session. A WAIT that
+// answers fewer is asked again, for as long as the primary has N replicas
+// connected (ROLE); a primary with fewer is reported (persister.replicas_missing)
+// and its batch released on the primary's word alone, never held forever.
+// A primary not known to have its replicas (the first batch, or one reported
+// before) is asked ROLE first, so that one without replicas costs a round
+// trip per batch, not a WAIT's whole timeout.
+//
 // The batch's commands are built once, into buffers the channel keeps from
 // batch to batch (Commands), and a resend submits the same arguments again:
 // once warmed up, a turn allocates nothing of its own.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "common/ring/ring.h"
 #include "common/group/persister_shm.h"
@@ -31,6 +46,9 @@ class Channel {
   // At most `max_records` records per batch.
   Channel(ring::Consumer& ring, RedisClient& redis, const KeyNames& keys, PersisterCounters& counters,
           uint32_t max_records, uint64_t retry_pause_ns = 100'000'000) noexcept;
+  // Replicas each primary must hold a batch on before it is released (0:
+  // none), and how long one WAIT blocks.
+  void waitForReplicas(uint32_t replicas, uint32_t timeout_ms) noexcept;
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
@@ -49,6 +67,16 @@ class Channel {
  private:
   static void completed(void* self, const RedisResult& result) noexcept;
   void send() noexcept;
+  // The batch's writes acknowledged: WAIT on each primary it wrote to.
+  void sendWaits() noexcept;
+  void sendWait(std::size_t i) noexcept;
+  void sendRole(std::size_t i) noexcept;
+  // Whether the primary `token` was last seen with its replicas connected.
+  bool knownReplicated(uintptr_t token) const noexcept;
+  void noteReplicated(uintptr_t token, bool replicated) noexcept;
+  static void waited(void* self, const RedisResult& result) noexcept;
+  static void roleRead(void* self, const RedisResult& result) noexcept;
+  void release() noexcept;
 
   ring::Consumer& ring_;
   RedisClient& redis_;
@@ -64,6 +92,20 @@ class Channel {
   uint32_t records_ = 0;
   uint64_t oldest_wall_ns_ = 0;
   uint64_t retry_at_ns_ = 0;
+  // Replicas.
+  uint32_t wait_replicas_ = 0;
+  std::string wait_argv_[3];  // "WAIT", N, timeout
+  // One per primary the batch wrote to: a slot of it, and where its WAIT is.
+  struct Primary {
+    Channel* channel;
+    uint16_t slot;
+    uintptr_t token;
+    uint8_t state;  // kAsked, kHeld, kShort (WAIT next), kMissing, kFailed
+    bool waited;    // a WAIT of this batch went there already
+  };
+  std::vector<Primary> primaries_;
+  std::vector<std::pair<uintptr_t, bool>> replicated_;  // what ROLE last said, by primary
+  bool waiting_ = false;  // the writes are acknowledged; WAITs are out
 };
 
 }  // namespace gtpcp::persister

@@ -61,6 +61,7 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
     p->clients_.push_back(std::move(*client));
     p->channels_.push_back(std::make_unique<Channel>(*p->rings_[w], *p->clients_[w], *p->keys_, p->shm_->counters,
                                                      options.batch_records));
+    p->channels_.back()->waitForReplicas(options.wait_replicas, options.wait_ms);
   }
 
   if (!p->clients_.empty()) {

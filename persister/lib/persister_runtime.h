@@ -34,6 +34,10 @@ struct PersisterOptions {
   uint32_t workers = 1;
   uint32_t persist_slots = 65536;
   uint32_t batch_records = 4096;  // change records per batch and channel
+  // storage.persist: sync with storage.sync_replicas: replicas each batch
+  // waits for (0: none), and how long one WAIT blocks.
+  uint32_t wait_replicas = 0;
+  uint32_t wait_ms = 1000;
   RedisClientConfig redis;
 };
 

@@ -84,6 +84,12 @@ class RedisClient {
                                 uint8_t flags = kRedisNoFlags) noexcept = 0;
 
   virtual const RedisCounters& counters() const noexcept = 0;
+  // Which primary serves `slot` now, as a token equal for slots of one
+  // primary (0: not known). Single and Sentinel modes have one for all.
+  virtual uintptr_t primaryOf(uint16_t slot) const noexcept {
+    (void)slot;
+    return 1;
+  }
 };
 
 }  // namespace gtpcp::persister

@@ -259,6 +259,10 @@ RedisClientImpl::~RedisClientImpl() {
     while (Request* r = l->popFront()) complete(r, RedisErrc::kShutdown);
 }
 
+uintptr_t RedisClientImpl::primaryOf(uint16_t slot) const noexcept {
+  return slot < slots_.size() ? reinterpret_cast<uintptr_t>(slots_[slot]) : 0;
+}
+
 RedisErrc RedisClientImpl::submit(uint16_t slot, RedisArgv argv, RedisCompletion done, uint8_t flags) noexcept {
   return submitGroup(slot, std::span<const RedisArgv>(&argv, 1), done, flags);
 }

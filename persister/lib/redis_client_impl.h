@@ -87,6 +87,7 @@ class RedisClientImpl final : public RedisClient {
   RedisErrc submitGroup(uint16_t slot, std::span<const RedisArgv> commands, RedisCompletion done,
                         uint8_t flags = kRedisNoFlags) noexcept override;
   const RedisCounters& counters() const noexcept override { return *counters_; }
+  uintptr_t primaryOf(uint16_t slot) const noexcept override;
 
   // Every slot has a primary whose connection is up.
   bool connected() const noexcept { return counters_->connected.load() != 0; }

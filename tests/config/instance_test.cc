@@ -152,6 +152,8 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"storage.sentinel_master", ReloadClass::kRestart},
       {"storage.embedded_port", ReloadClass::kRestart},
       {"storage.persist", ReloadClass::kRestart},
+      {"storage.sync_replicas", ReloadClass::kRestart},
+      {"storage.sync_wait_ms", ReloadClass::kRestart},
       {"watchdog.timeout_ms", ReloadClass::kRestart},
       {"watchdog.max_restarts", ReloadClass::kRestart},
       {"watchdog.stop_drain_ms", ReloadClass::kRestart},

@@ -154,6 +154,38 @@ class PersistenceTest : public DataPathTest {
     EXPECT_TRUE(testing::waitUntil([&] { return udpPortTaken(address, 2123); }, 5s, 10ms)) << "the PGW never bound";
     return pgw;
   }
+  // 200 subscribers attaching at 100/s through `g` (storage.persist: sync),
+  // `stalled` SIGSTOPped for 1.8 s once a quarter of them are up: the
+  // group's status at the end of the stall and what it held 0.3 s into it,
+  // then the SGW's result once it is resumed.
+  struct Stall {
+    json during;
+    uint64_t held_before = 0;
+    testing::PeerResult result;
+  };
+  Stall attachThroughAStall(TestGroup& g, testing::RedisServer& stalled) {
+    constexpr int kSubscribers = 200;
+    Stall out;
+    auto pgw = startPgw(ip(21), kSubscribers);
+    testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers),
+                          "--mode", "hold", "--setup-rate", "100", "--duration", "2", "--t3-ms", "1000", "--n3", "8"},
+                         g.dir().path(), "sgw");
+    EXPECT_TRUE(testing::waitUntil(
+        [&] { return TestGroup::workerSum(g.status(), "worker.sessions_created") >= kSubscribers / 4; }, 10s, 10ms));
+    stalled.pause();
+    std::this_thread::sleep_for(300ms);
+    out.held_before = TestGroup::workerSum(g.status(), "worker.sync_holding");
+    std::this_thread::sleep_for(1500ms);
+    out.during = g.status();
+    stalled.resume();
+    note("during the stall: " + out.during.dump());
+    out.result = sgw.wait(60s);
+    note(out.result.describe());
+    EXPECT_TRUE(out.result.ok());
+    EXPECT_EQ(out.result.value("/timeouts"), 0u);
+    EXPECT_EQ(out.result.value("/sessions/up_at_end"), static_cast<uint64_t>(kSubscribers));
+    return out;
+  }
   uint16_t port_ = 0;
 };
 
@@ -464,40 +496,65 @@ TEST_F(PersistenceTest, InSyncModeNothingLeavesBeforeRedisAcknowledgedIt) {
   testing::RedisServer redis(tmp_.file("redis"), {});
   TestGroup& g = startGroupOn(redis, "  persist: sync\n");
   ASSERT_FALSE(HasFailure());
-  constexpr int kSubscribers = 200;
-  auto pgw = startPgw(ip(21), kSubscribers);
-  testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers), "--mode",
-                        "hold", "--setup-rate", "100", "--duration", "2", "--t3-ms", "1000", "--n3", "8"},
-                       g.dir().path(), "sgw");
-  ASSERT_TRUE(testing::waitUntil(
-      [&] { return TestGroup::workerSum(g.status(), "worker.sessions_created") >= kSubscribers / 4; }, 10s, 10ms));
   // Redis stops answering: the answers wait, the creations still go to the
   // PGW (which answers them), for as long.
-  redis.pause();
-  std::this_thread::sleep_for(300ms);
-  const uint64_t held_before = TestGroup::workerSum(g.status(), "worker.sync_holding");
-  std::this_thread::sleep_for(1500ms);
-  const json during = g.status();
-  redis.resume();
-  note("while Redis was stopped: " + during.dump());
-  EXPECT_GT(TestGroup::workerSum(during, "worker.sync_holding"), held_before)
+  const Stall stall = attachThroughAStall(g, redis);
+  EXPECT_GT(TestGroup::workerSum(stall.during, "worker.sync_holding"), stall.held_before)
       << "answers left before Redis had their changes";
-  EXPECT_GE(TestGroup::workerSum(during, "worker.sync_holding"), 100u) << "1.8 s of attaches at 100/s";
-
-  const auto r = sgw.wait(60s);
-  note(r.describe());
-  EXPECT_TRUE(r.ok());
-  EXPECT_EQ(r.value("/timeouts"), 0u);
-  EXPECT_EQ(r.value("/sessions/up_at_end"), static_cast<uint64_t>(kSubscribers));
+  EXPECT_GE(TestGroup::workerSum(stall.during, "worker.sync_holding"), 100u) << "1.8 s of attaches at 100/s";
   // The SGW holds every session it was answered for: Redis has each, at
   // once, accepted, without waiting for the persister.
   const auto all = records();
-  EXPECT_EQ(all.size(), static_cast<std::size_t>(kSubscribers));
+  EXPECT_EQ(all.size(), 200u);
   EXPECT_TRUE(std::all_of(all.begin(), all.end(), [](const auto& e) { return e.second.proxy().active(); }));
   const json s = g.status();
   EXPECT_GT(TestGroup::workerSum(s, "worker.sync_held"), 0u);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.sync_overflow"), 0u);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.sync_holding"), 0u) << "all gone once Redis answered";
+  // A primary without replicas is reported, not waited on.
+  EXPECT_EQ(TestGroup::process(s, "persister")["counters"].value("persister.replicas_missing", 0ull), 1u);
+}
+
+// storage.sync_replicas: an answer leaves once a replica holds its change too,
+// so the primary's loss right after loses nothing that was answered.
+TEST_F(PersistenceTest, InSyncModeAnswersWaitForAReplica) {
+  testing::RedisServer primary(tmp_.file("primary"), {});
+  testing::RedisServer::Options ro;
+  ro.args = {"--replicaof", "127.0.0.1", std::to_string(primary.port())};
+  testing::RedisServer replica(tmp_.file("replica"), ro);
+  // The replica is connected and in sync before the group starts.
+  ASSERT_TRUE(testing::waitUntil(
+      [&] {
+        redisContext* c = redisConnect("127.0.0.1", primary.port());
+        if (c == nullptr || c->err) {
+          if (c) redisFree(c);
+          return false;
+        }
+        auto* r = static_cast<redisReply*>(redisCommand(c, "ROLE"));
+        const bool ok = r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+                        r->element[2]->type == REDIS_REPLY_ARRAY && r->element[2]->elements == 1;
+        if (r) freeReplyObject(r);
+        redisFree(c);
+        return ok;
+      },
+      10s, 50ms))
+      << "the replica never attached";
+  TestGroup& g = startGroupOn(primary, "  persist: sync\n  sync_replicas: 1\n  sync_wait_ms: 200\n");
+  ASSERT_FALSE(HasFailure());
+  // The replica stops copying; the primary still acknowledges every write.
+  const Stall stall = attachThroughAStall(g, replica);
+  EXPECT_GT(TestGroup::workerSum(stall.during, "worker.sync_holding"), stall.held_before)
+      << "answers left on the primary's word alone";
+  const json p = TestGroup::process(stall.during, "persister")["counters"];
+  EXPECT_GT(p.value("persister.replica_waits_repeated", 0ull), 0u);
+  EXPECT_EQ(p.value("persister.replicas_missing", 1ull), 0u);
+  const json s = g.status();
+  EXPECT_EQ(TestGroup::workerSum(s, "worker.sync_holding"), 0u) << "all gone once the replica caught up";
+  EXPECT_GT(TestGroup::process(s, "persister")["counters"].value("persister.replica_waits", 0ull), 0u);
+  // What was answered is on the replica: read it there.
+  port_ = replica.port();
+  EXPECT_TRUE(settledWith(200)) << records().size() << " records on the replica";
+  port_ = primary.port();
 }
 
 TEST_F(PersistenceTest, DedicatedBearersAreStoredWhileTheyLastAndRemovedWithThem) {
