@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   options.paths = gtpcp::group::pathsOf(*config);
   options.group = config->group;
   options.instance = config->instance;
+  options.share = config->instance_index;
+  options.share_count = config->group_size;
   options.workers = config->workers;
   options.persist_slots = gtpcp::group::ringSizesOf(*config).persist;
   // The embedded Redis has no replica: nothing to wait for.

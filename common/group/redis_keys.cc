@@ -74,6 +74,7 @@ std::string KeyNames::teids(uint16_t partition) const {
 
 std::string recoveryKey(std::string_view group) { return "gtpcp:" + std::string(group) + ":recovery"; }
 std::string instancesKey(std::string_view group) { return "gtpcp:" + std::string(group) + ":instances"; }
+std::string sharesKey(std::string_view group) { return "gtpcp:" + std::string(group) + ":shares"; }
 std::string writesKey(std::string_view group) { return "gtpcp:" + std::string(group) + ":writes"; }
 std::string sessionKeyPattern(std::string_view group) { return "gtpcp:" + std::string(group) + ":*:s:*"; }
 

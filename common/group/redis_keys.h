@@ -17,6 +17,7 @@
 // The group's own keys carry no hash tag:
 //     gtpcp:<group>:recovery    the group's Recovery value (TS 23.007)
 //     gtpcp:<group>:instances   a hash: instance -> until when it runs (ms since the epoch)
+//     gtpcp:<group>:shares      a hash: instance -> "<instance_index>/<group_size>"
 //     gtpcp:<group>:writes      a hash: instance -> "<persister start, ms>:<sessions written>",
 //                               changed whenever that instance wrote sessions
 // What a session's hash holds is common/session/record.h.
@@ -60,6 +61,9 @@ class KeyNames {
 std::string recoveryKey(std::string_view group);
 // The group's instances and until when each said it runs.
 std::string instancesKey(std::string_view group);
+// Each instance's share of the session slots, beside its instance entry:
+// `gtpcp start` refuses a share another running instance holds.
+std::string sharesKey(std::string_view group);
 // Who wrote sessions lately: each instance's persister changes its entry
 // after it wrote (persister/lib/writes_watch.h).
 std::string writesKey(std::string_view group);

@@ -32,9 +32,10 @@ bool settleRecovery(const config::InstanceConfig& config_, const group::Paths& p
     auto stored = redis.run({"GET", key});
     auto sessions = redis.anyKey(group::sessionKeyPattern(config_.group));
     auto instances = redis.run({"HGETALL", group::instancesKey(config_.group)});
-    if (!stored || !sessions || !instances) {
+    auto shares = redis.run({"HGETALL", group::sharesKey(config_.group)});
+    if (!stored || !sessions || !instances || !shares) {
       out << "recovery: cannot read the group's storage ("
-          << (!stored ? stored.error() : !sessions ? sessions.error() : instances.error())
+          << (!stored ? stored.error() : !sessions ? sessions.error() : !instances ? instances.error() : shares.error())
           << "); the group's Recovery would be unknown\n";
       return false;
     }
@@ -48,6 +49,23 @@ bool settleRecovery(const config::InstanceConfig& config_, const group::Paths& p
         const std::string name((*instances)->element[i]->str, (*instances)->element[i]->len);
         const uint64_t until = std::strtoull((*instances)->element[i + 1]->str, nullptr, 10);
         if (name != config_.instance && until > now_ms) running = name;
+        if (name == config_.instance || until <= now_ms) continue;
+        // Two running instances with one share would give out the same TEIDs.
+        const std::string mine = std::to_string(config_.instance_index) + "/" + std::to_string(config_.group_size);
+        for (std::size_t j = 0; (*shares)->type == REDIS_REPLY_ARRAY && j + 1 < (*shares)->elements; j += 2) {
+          if (std::string_view((*shares)->element[j]->str, (*shares)->element[j]->len) != name) continue;
+          const std::string theirs((*shares)->element[j + 1]->str, (*shares)->element[j + 1]->len);
+          const auto slash = theirs.find('/');
+          const bool same_index = theirs.substr(0, slash) == std::to_string(config_.instance_index);
+          const bool same_size = slash != std::string::npos && theirs.substr(slash + 1) == std::to_string(config_.group_size);
+          if (same_index || !same_size) {
+            out << config_.file << ": " << (same_index ? "instance_index" : "group_size") << ": instance " << name
+                << " of group " << config_.group << " runs with instance_index/group_size " << theirs
+                << ", this one has " << mine
+                << "; every instance of a group needs the same group_size and its own instance_index\n";
+            return false;
+          }
+        }
       }
     }
     const bool known = (*stored)->type == REDIS_REPLY_STRING;

@@ -135,6 +135,12 @@ void PersisterRuntime::announceInstance(uint64_t now_ns) noexcept {
   const std::string_view argv[] = {"HSET", instances_key_, options_.instance, announce_value_};
   // Unanswered or failed: the next period's write replaces it.
   (void)clients_[0]->submit(keySlot(instances_key_), argv, RedisCompletion{[](void*, const RedisResult&) noexcept {}, nullptr});
+  if (shares_key_.empty()) {
+    shares_key_ = group::sharesKey(options_.group);
+    share_value_ = std::to_string(options_.share) + "/" + std::to_string(options_.share_count);
+  }
+  const std::string_view share[] = {"HSET", shares_key_, options_.instance, share_value_};
+  (void)clients_[0]->submit(keySlot(shares_key_), share, RedisCompletion{[](void*, const RedisResult&) noexcept {}, nullptr});
 }
 
 void PersisterRuntime::updateGauges() noexcept {

@@ -31,6 +31,8 @@ struct PersisterOptions {
   group::Paths paths{"", ""};
   std::string group;
   std::string instance = "a";
+  uint32_t share = 0;        // instance_index
+  uint32_t share_count = 1;  // group_size
   uint32_t workers = 1;
   uint32_t persist_slots = 65536;
   uint32_t batch_records = 4096;  // change records per batch and channel
@@ -86,6 +88,8 @@ class PersisterRuntime {
   control::HeartbeatSender* heartbeat_ = nullptr;
   std::string instances_key_;
   std::string announce_value_;
+  std::string shares_key_;
+  std::string share_value_;
   IoHandler bell_handler_;
 };
 

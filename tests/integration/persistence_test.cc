@@ -4,6 +4,7 @@
 // proxy holds is a record there, with its index, and none is left once the
 // subscribers detached; a persister killed under load loses no change.
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -831,6 +832,41 @@ TEST_F(PersistenceTest, AnInstanceServingAgainActsOnWhatTheOtherChangedMeanwhile
   EXPECT_EQ(decode(deleted->bytes).cause, kCauseAccepted);
   EXPECT_TRUE(settledWith(0)) << records().size() << " records left";
   b.stop();
+}
+
+}  // namespace
+}  // namespace gtpcp::integration
+
+namespace gtpcp::integration {
+namespace {
+
+TEST_F(PersistenceTest, ASecondInstanceWithARunningInstancesShareDoesNotStart) {
+  port_ = testing::freeTcpPort();
+  testing::GroupOptions oa;
+  oa.workers = 1;
+  oa.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
+  oa.storage_yaml = "  mode: embedded\n  embedded_port: " + std::to_string(port_) + "\n";
+  oa.extra_yaml = "group_size: 2\ninstance_index: 0\n";
+  TestGroup& a = startGroup(oa);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return RedisReader(port_).hash("gtpcp:" + a.group() + ":shares").count("a") == 1; }, 5s, 50ms));
+  EXPECT_EQ(RedisReader(port_).hash("gtpcp:" + a.group() + ":shares")["a"], "0/2");
+  testing::GroupOptions ob = oa;
+  ob.group = a.group();
+  ob.instance = "b";
+  ob.address = net_.addr(2);
+  ob.storage_yaml = "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n";
+  TestGroup b(ob);  // instance_index 0, as a's
+  EXPECT_FALSE(b.start());
+  EXPECT_THAT(b.diagnostics(), ::testing::HasSubstr("instance_index: instance a of group " + a.group() +
+                                                    " runs with instance_index/group_size 0/2, this one has 0/2"));
+  b.stop();
+  ob.extra_yaml = "group_size: 1\n";
+  TestGroup c(ob);
+  EXPECT_FALSE(c.start());
+  EXPECT_THAT(c.diagnostics(), ::testing::HasSubstr("instance_index: instance a"));
+  c.stop();
 }
 
 }  // namespace
