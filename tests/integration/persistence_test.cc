@@ -155,6 +155,28 @@ class PersistenceTest : public DataPathTest {
     EXPECT_TRUE(testing::waitUntil([&] { return udpPortTaken(address, 2123); }, 5s, 10ms)) << "the PGW never bound";
     return pgw;
   }
+  // Instance a of a group of two (share 0) on its embedded Redis (port_).
+  testing::GroupOptions instanceA(unsigned workers) {
+    port_ = testing::freeTcpPort();
+    testing::GroupOptions o;
+    o.workers = workers;
+    o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
+    o.storage_yaml = "  mode: embedded\n  embedded_port: " + std::to_string(port_) + "\n";
+    o.extra_yaml = "group_size: 2\ninstance_index: 0\n";
+    return o;
+  }
+  // Instance b of a's group, on host 2, on a's Redis, with `shares` as its
+  // group_size and instance_index keys.
+  testing::GroupOptions instanceB(const testing::GroupOptions& a, const std::string& group,
+                                  const std::string& shares) {
+    testing::GroupOptions o = a;
+    o.group = group;
+    o.instance = "b";
+    o.address = net_.addr(2);
+    o.storage_yaml = "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n";
+    o.extra_yaml = shares;
+    return o;
+  }
   // 200 subscribers attaching at 100/s through `g` (storage.persist: sync),
   // `stalled` SIGSTOPped for 1.8 s once a quarter of them are up: the
   // group's status at the end of the stall and what it held 0.3 s into it,
@@ -723,21 +745,10 @@ namespace {
 // session (its SGW moves, a dedicated bearer is added), traffic comes back
 // to a. a must act on what b stored, not on what it still holds.
 TEST_F(PersistenceTest, AnInstanceServingAgainActsOnWhatTheOtherChangedMeanwhile) {
-  port_ = testing::freeTcpPort();
-  testing::GroupOptions oa;
-  oa.workers = 2;
-  oa.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
-  oa.storage_yaml = "  mode: embedded\n  embedded_port: " + std::to_string(port_) + "\n";
-  oa.extra_yaml = "group_size: 2\ninstance_index: 0\n";
+  const testing::GroupOptions oa = instanceA(2);
   TestGroup& a = startGroup(oa);
   ASSERT_FALSE(HasFailure());
-  testing::GroupOptions ob = oa;
-  ob.group = a.group();
-  ob.instance = "b";
-  ob.address = net_.addr(2);
-  ob.storage_yaml = "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n";
-  ob.extra_yaml = "group_size: 2\ninstance_index: 1\n";
-  TestGroup b(ob);
+  TestGroup b(instanceB(oa, a.group(), "group_size: 2\ninstance_index: 1\n"));
   ASSERT_TRUE(b.start()) << b.diagnostics();
 
   const gtp::Ipv4 at_a = net_.addr(kProxyHost), at_b = net_.addr(2);
@@ -841,29 +852,18 @@ namespace gtpcp::integration {
 namespace {
 
 TEST_F(PersistenceTest, ASecondInstanceWithARunningInstancesShareDoesNotStart) {
-  port_ = testing::freeTcpPort();
-  testing::GroupOptions oa;
-  oa.workers = 1;
-  oa.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
-  oa.storage_yaml = "  mode: embedded\n  embedded_port: " + std::to_string(port_) + "\n";
-  oa.extra_yaml = "group_size: 2\ninstance_index: 0\n";
+  const testing::GroupOptions oa = instanceA(1);
   TestGroup& a = startGroup(oa);
   ASSERT_FALSE(HasFailure());
   ASSERT_TRUE(testing::waitUntil(
       [&] { return RedisReader(port_).hash("gtpcp:" + a.group() + ":shares").count("a") == 1; }, 5s, 50ms));
   EXPECT_EQ(RedisReader(port_).hash("gtpcp:" + a.group() + ":shares")["a"], "0/2");
-  testing::GroupOptions ob = oa;
-  ob.group = a.group();
-  ob.instance = "b";
-  ob.address = net_.addr(2);
-  ob.storage_yaml = "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n";
-  TestGroup b(ob);  // instance_index 0, as a's
+  TestGroup b(instanceB(oa, a.group(), "group_size: 2\ninstance_index: 0\n"));  // a's share
   EXPECT_FALSE(b.start());
   EXPECT_THAT(b.diagnostics(), ::testing::HasSubstr("instance_index: instance a of group " + a.group() +
                                                     " runs with instance_index/group_size 0/2, this one has 0/2"));
   b.stop();
-  ob.extra_yaml = "group_size: 1\n";
-  TestGroup c(ob);
+  TestGroup c(instanceB(oa, a.group(), "group_size: 1\n"));
   EXPECT_FALSE(c.start());
   EXPECT_THAT(c.diagnostics(), ::testing::HasSubstr("instance_index: instance a"));
   c.stop();
