@@ -240,6 +240,67 @@ TEST_F(FailoverTest, APlannedSwitchoverLosesNothing) {
   EXPECT_EQ(r.value("/sessions/deleted"), kSubscribers) << r.describe();
 }
 
+// Cases 4 and 5: the traffic moves to b, b changes every session (each
+// Modify Bearer it carries), and the route comes back to a only after the
+// return hold-down; a then serves every session as b left it: it gave back
+// what it held when b wrote (worker.sessions_demoted) and reads each again
+// from Redis at its first message.
+TEST_F(FailoverTest, TheRouteReturnsAfterTheHoldDownAndAServesWhatBChanged) {
+  startGroup();
+  auto p = pgw();
+  auto s = sgw(16);
+  waitLoadOnA();
+  ASSERT_EQ(ga_->gtpcp({"switchover"}).status, 0);
+  ASSERT_TRUE(testing::waitForRoute(*router_, kServicePrefix, "via " + kB, 10s));
+  const auto on_b = [&] { return testing::TestGroup::workerSum(gb_->status(), "worker.transactions_completed"); };
+  const uint64_t b_before = on_b();
+  ASSERT_TRUE(testing::waitUntil([&] { return on_b() >= b_before + kRate; }, 10s, 50ms)) << "no load through b";
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return testing::TestGroup::workerSum(ga_->status(), "worker.sessions_demoted") > 0; }, 5s, 50ms))
+      << "a never heard that b wrote";
+  const auto t0 = Clock::now();
+  ASSERT_EQ(ga_->gtpcp({"switchover", "--off"}).status, 0);
+  const auto back = testing::waitForRoute(*router_, kServicePrefix, "via " + kA, 20s);
+  ASSERT_TRUE(back) << router_->fibRoute(kServicePrefix);
+  const auto returned = ms(Clock::now() - t0);
+  const auto r = s->wait(60s);
+  std::cout << "FIGURE: return: the router's route via a again " << returned
+            << " ms after switchover --off (return hold-down 1000 ms)\n";
+  report("switchover and return", r);
+  EXPECT_GE(returned, 1000) << "back before the return hold-down";
+  EXPECT_EQ(r.value("/timeouts"), 0u) << r.describe();
+  EXPECT_EQ(r.value("/mismatches/total"), 0u) << r.describe();
+  EXPECT_EQ(r.value("/sessions/deleted"), kSubscribers) << r.describe();
+  const auto sa = ga_->status();
+  EXPECT_GT(testing::TestGroup::workerSum(sa, "worker.restore_found"), 0u) << "a read b's sessions again";
+  EXPECT_EQ(testing::TestGroup::workerSum(sa, "worker.context_not_found"), 0u);
+}
+
+// Case 4, the other half: a worker of a killed every 500 ms (the thread
+// watchdog replaces it each time) keeps a short of continuous health: the
+// route never comes back, and the flaps damp it.
+TEST_F(FailoverTest, AnInstanceThatKeepsFailingNeverGetsTheRouteBack) {
+  startGroup();
+  ASSERT_EQ(ga_->gtpcp({"switchover"}).status, 0);
+  ASSERT_TRUE(testing::waitForRoute(*router_, kServicePrefix, "via " + kB, 10s));
+  ASSERT_EQ(ga_->gtpcp({"switchover", "--off"}).status, 0);
+  bool returned = false;
+  int kills = 0;
+  for (const auto end = Clock::now() + 6s; Clock::now() < end;) {
+    if (const int worker = ga_->pidOf("worker-0"); worker > 0 && ::kill(worker, SIGKILL) == 0) ++kills;
+    for (int i = 0; i < 10; ++i) {
+      returned = returned || router_->fibRoute(kServicePrefix).find("via " + kA) != std::string::npos;
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  EXPECT_GE(kills, 4);
+  EXPECT_FALSE(returned) << "a failing instance got the route back";
+  // Healthy again, it stays withdrawn: damped (3 flaps within 300 s).
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_NE(router_->fibRoute(kServicePrefix).find("via " + kB), std::string::npos) << router_->fibRoute(kServicePrefix);
+  std::cout << "FIGURE: kept failing: " << kills << " workers killed in 6 s, the route stayed on b\n";
+}
+
 // Case 2: one worker killed on the active: the thread watchdog replaces it
 // well within the withdraw hold-down; the route never moves.
 TEST_F(FailoverTest, ARecoverableFaultMovesNothing) {

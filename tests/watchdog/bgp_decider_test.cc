@@ -173,6 +173,16 @@ TEST(BgpHealthTest, AProcessTheThreadWatchdogReplacesIsRecoverable) {
   EXPECT_NE(classify(f).reason.find("worker-0 silent"), std::string::npos);
 }
 
+TEST(BgpHealthTest, AProcessReplacedBetweenTwoChecksIsRecoverable) {
+  // Dead and back within one check interval: the check sees it only in the
+  // thread watchdog's count, and must not take the interval for health.
+  auto f = healthyFacts();
+  f.replaced = 2;
+  const auto r = classify(f);
+  EXPECT_EQ(r.health, BgpHealth::kRecoverable);
+  EXPECT_EQ(r.reason, "2 processes replaced since the last check");
+}
+
 TEST(BgpHealthTest, NoOneToReplaceItIsUnrecoverable) {
   auto f = healthyFacts();
   f.processes[2] = {"worker-0", false, false};

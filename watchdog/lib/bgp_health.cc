@@ -47,6 +47,9 @@ BgpHealthReport classify(const GroupFacts& f) {
     return {BgpHealth::kUnrecoverable, join(down) + ", and no thread watchdog to replace it"};
   if (!down.empty()) return {BgpHealth::kRecoverable, join(down) + " (the thread watchdog replaces it)"};
   if (!f.thread_watchdog_beating) return {BgpHealth::kRecoverable, "the thread watchdog is silent"};
+  if (f.replaced > 0)
+    return {BgpHealth::kRecoverable, fmt::format("{} process{} replaced since the last check", f.replaced,
+                                                 f.replaced == 1 ? "" : "es")};
   if (f.storage == GroupFacts::Storage::kDown) return {BgpHealth::kRecoverable, "storage unreachable"};
   if (f.storage == GroupFacts::Storage::kSlow)
     return {BgpHealth::kRecoverable, fmt::format("storage has not acknowledged writes for {} ms", f.storage_lag_ms)};
@@ -76,8 +79,13 @@ GroupFacts GroupObserver::observe(uint64_t mono_ns) {
     if (spec.name == "forwarder") forwarder_pid = pid;
     f.processes.push_back({spec.name, pid.has_value(), beating});
   }
-  if (auto wd = group::attachAs<WatchdogShm>(paths.watchdogSegment(), kWatchdogSegmentKind); wd.shm)
+  if (auto wd = group::attachAs<WatchdogShm>(paths.watchdogSegment(), kWatchdogSegmentKind); wd.shm) {
     f.given_up = static_cast<uint32_t>(wd.shm->counters.given_up.load());
+    // A count that went down is a new segment: nothing known to have happened.
+    const uint64_t restarts = wd.shm->counters.restarts.load();
+    if (restarts_ && restarts > *restarts_) f.replaced = restarts - *restarts_;
+    restarts_ = restarts;
+  }
 
   for (const auto& a : settings_.service_addresses) {
     if (!net::isLocalAddress(a)) f.addresses_not_local.push_back(a);

@@ -7,8 +7,11 @@
 //                   thread watchdog to replace it
 //   administrative  gtpcp switchover or gtpcp stop asked for the withdraw
 //   recoverable     a process down or silent that the thread watchdog is
-//                   replacing; the thread watchdog itself silent; storage
-//                   not acknowledging writes (a Redis failover)
+//                   replacing, or replaced since the last check (it may
+//                   have died and come back between two looks: a process
+//                   that keeps failing never looks healthy for long); the
+//                   thread watchdog itself silent; storage not
+//                   acknowledging writes (a Redis failover)
 //
 // classify() is the rule, on facts; GroupObserver gathers the facts from
 // the group's segments and the kernel.
@@ -35,6 +38,7 @@ struct GroupFacts {
   std::vector<Process> processes;  // the data path's
   bool thread_watchdog_beating = false;
   uint32_t given_up = 0;           // processes the thread watchdog gave up on
+  uint64_t replaced = 0;           // processes the thread watchdog replaced since the last look
   std::vector<std::string> addresses_not_local;
   std::vector<std::string> addresses_not_held;  // no socket of the forwarder bound to it
   enum class Storage : uint8_t { kNotUsed, kAcknowledging, kSlow, kDown } storage = Storage::kNotUsed;
@@ -68,6 +72,7 @@ class GroupObserver {
   const group::GroupControlShm* control();
 
   std::optional<ring::SharedSegment> control_;
+  std::optional<uint64_t> restarts_;  // the thread watchdog's count at the last look
 };
 
 }  // namespace gtpcp::watchdog
