@@ -566,6 +566,7 @@ TEST(ClusterSeeds, AnInstanceStartsWhileTheFirstSeedNodeIsDead) {
   o.workers = 1;
   o.routing_yaml = onlyGateway("127.0.0.9", kNoHealthChecks);
   o.storage_yaml = "  mode: cluster\n  servers: " + serverList(ports) + "\n";
+  o.extra_yaml = "group_size: 2\ninstance_index: 0\n";
   TestGroup a(o);
   ASSERT_TRUE(a.start()) << a.diagnostics();
   const std::string recovery_a = testing::readFile(a.runDir() + "/recovery");
@@ -584,6 +585,7 @@ TEST(ClusterSeeds, AnInstanceStartsWhileTheFirstSeedNodeIsDead) {
   // Instance b, with the dead node first in its seed list.
   o.group = a.group();
   o.instance = "b";
+  o.extra_yaml = "group_size: 2\ninstance_index: 1\n";
   TestGroup b(o);
   ASSERT_TRUE(b.start()) << b.diagnostics();
   EXPECT_EQ(testing::readFile(b.runDir() + "/recovery"), recovery_a) << b.diagnostics();

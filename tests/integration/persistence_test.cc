@@ -685,18 +685,12 @@ TEST_F(PersistenceTest, AColdStartServesTheStoredSessionsAndNeverGivesAwayTheirT
 }
 
 TEST_F(PersistenceTest, ASecondInstanceOfTheGroupServesTheFirstOnesSessions) {
-  TestGroup& a = startPersistingGroup(2);
+  const testing::GroupOptions oa = instanceA(2);
+  TestGroup& a = startGroup(oa);
   ASSERT_FALSE(HasFailure());
   // Instance b of the same group, on its own address and run directory,
   // against the same Redis (a's embedded one).
-  testing::GroupOptions o;
-  o.workers = 2;
-  o.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
-  o.group = a.group();
-  o.instance = "b";
-  o.address = net_.addr(2);
-  o.storage_yaml = "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n";
-  TestGroup b(o);
+  TestGroup b(instanceB(oa, a.group(), "group_size: 2\ninstance_index: 1\n"));
   ASSERT_TRUE(b.start()) << b.diagnostics();
   // The storage is empty, but a runs: b keeps the group's value, or the
   // peers of a's sessions would drop them at the failover.
