@@ -74,6 +74,7 @@ class RedisReader {
     return out;
   }
   void flush() { freeReplyObject(redisCommand(c_, "FLUSHALL")); }
+  void del(const std::string& key) { freeReplyObject(redisCommand(c_, "DEL %b", key.data(), key.size())); }
   std::set<std::string> members(const std::string& key) {
     std::set<std::string> out;
     auto* r = static_cast<redisReply*>(redisCommand(c_, "SMEMBERS %b", key.data(), key.size()));
@@ -861,6 +862,95 @@ TEST_F(PersistenceTest, ASecondInstanceWithARunningInstancesShareDoesNotStart) {
   EXPECT_FALSE(c.start());
   EXPECT_THAT(c.diagnostics(), ::testing::HasSubstr("instance_index: instance a"));
   c.stop();
+}
+
+}  // namespace
+}  // namespace gtpcp::integration
+
+namespace gtpcp::integration {
+namespace {
+
+// Scale-out: groups with their own service addresses share one Redis
+// Cluster; every key names its group, so neither sees, restores or deletes
+// the other's sessions, and each keeps its own Recovery.
+TEST_F(PersistenceTest, TwoGroupsOnOneRedisClusterKeepToTheirOwnKeys) {
+  testing::RedisCluster cluster(1000);
+  const auto ports = cluster.ports();
+  std::string servers = "[";
+  for (std::size_t i = 0; i < ports.size(); ++i)
+    servers += (i ? ", \"127.0.0.1:" : "\"127.0.0.1:") + std::to_string(ports[i]) + "\"";
+  servers += "]";
+  constexpr int kSubscribers = 300;
+  struct Side {
+    uint8_t proxy, sgw, pgw;
+    std::unique_ptr<TestGroup> group;
+    std::unique_ptr<testing::PeerRun> pgw_run;
+  };
+  Side sides[2] = {{kProxyHost, 11, 21, nullptr, nullptr}, {2, 12, 22, nullptr, nullptr}};
+  for (Side& side : sides) {
+    testing::GroupOptions o;
+    o.workers = 1;
+    o.address = net_.addr(side.proxy);
+    o.routing_yaml = onlyGateway(ip(side.pgw), kNoHealthChecks);
+    o.storage_yaml = "  mode: cluster\n  servers: " + servers + "\n";
+    side.group = std::make_unique<TestGroup>(o);
+    ASSERT_TRUE(side.group->start()) << side.group->diagnostics();
+    side.pgw_run = std::make_unique<testing::PeerRun>(
+        std::vector<std::string>{"--pgw", ip(side.pgw), "--proxy", ip(side.proxy), "--subscribers",
+                                 std::to_string(kSubscribers), "--duration", "60"},
+        side.group->dir().path(), "pgw");
+    ASSERT_TRUE(testing::waitUntil([&] { return udpPortTaken(ip(side.pgw), 2123); }, 5s, 10ms));
+  }
+  ASSERT_NE(sides[0].group->group(), sides[1].group->group());
+  // The same subscribers (same IMSIs) attach through both groups at once.
+  std::vector<std::unique_ptr<testing::PeerRun>> sgws;
+  for (Side& side : sides) {
+    sgws.push_back(std::make_unique<testing::PeerRun>(
+        std::vector<std::string>{"--sgw", ip(side.sgw), "--proxy", ip(side.proxy), "--subscribers",
+                                 std::to_string(kSubscribers), "--mode", "hold", "--setup-rate", "500", "--duration",
+                                 "1", "--t3-ms", "1000"},
+        side.group->dir().path(), "sgw"));
+  }
+  for (auto& s : sgws) {
+    const auto r = s->wait(60s);
+    EXPECT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.value("/sessions/up_at_end"), static_cast<uint64_t>(kSubscribers));
+  }
+  // Each group's session keys, over every primary.
+  auto sessionKeys = [&](const std::string& group) {
+    std::set<std::string> out;
+    for (const auto& n : cluster.nodes()) {
+      if (!n.primary) continue;
+      RedisReader r(n.port);
+      for (const std::string& k : r.keys("gtpcp:" + group + ":*:s:*")) out.insert(k);
+    }
+    return out;
+  };
+  std::set<std::string> seen[2];
+  ASSERT_TRUE(testing::waitUntil(
+      [&] {
+        for (int i = 0; i < 2; ++i) seen[i] = sessionKeys(sides[i].group->group());
+        return seen[0].size() == kSubscribers && seen[1].size() == kSubscribers;
+      },
+      10s, 100ms))
+      << seen[0].size() << " and " << seen[1].size() << " session keys";
+  for (const std::string& k : seen[0]) EXPECT_FALSE(seen[1].contains(k)) << k;
+  for (int i = 0; i < 2; ++i) {
+    const json s = sides[i].group->status();
+    EXPECT_EQ(TestGroup::workerSum(s, "worker.sessions_created"), static_cast<uint64_t>(kSubscribers));
+    EXPECT_EQ(TestGroup::workerSum(s, "worker.restore_found"), 0u) << "a group read nothing of the other's";
+    EXPECT_FALSE(testing::readFile(sides[i].group->runDir() + "/recovery").empty());
+  }
+  // One group stopped and its storage cleared leaves the other's whole.
+  sides[0].group->stop();
+  for (const auto& n : cluster.nodes()) {
+    if (!n.primary) continue;
+    RedisReader r(n.port);
+    for (const std::string& k : r.keys("gtpcp:" + sides[0].group->group() + ":*")) r.del(k);
+  }
+  EXPECT_TRUE(sessionKeys(sides[0].group->group()).empty());
+  EXPECT_EQ(sessionKeys(sides[1].group->group()).size(), static_cast<std::size_t>(kSubscribers));
+  sides[1].group->stop();
 }
 
 }  // namespace
