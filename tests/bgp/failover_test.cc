@@ -218,6 +218,36 @@ TEST_F(FailoverTest, TheActiveKilledWholeMovesTrafficToTheStandby) {
   p.reset();
 }
 
+// Case 1 through the thread watchdog: a worker of the active that keeps
+// dying is given up on; that is unrecoverable, withdrawn at the next check,
+// and every session carries on through b under the group's one Recovery.
+TEST_F(FailoverTest, TheThreadWatchdogGivingUpMovesTrafficToTheStandby) {
+  startGroup();
+  auto p = pgw();
+  auto s = sgw(16);
+  waitLoadOnA();
+  const auto t0 = Clock::now();
+  int kills = 0;
+  while (ga_->counter("watchdog", "watchdog.given_up") == 0 && Clock::now() - t0 < 20s) {
+    if (const int worker = ga_->pidOf("worker-0"); worker > 0 && ::kill(worker, SIGKILL) == 0) ++kills;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_GT(ga_->counter("watchdog", "watchdog.given_up"), 0u) << "the thread watchdog never gave up";
+  const auto gave_up = Clock::now();
+  const auto moved = testing::waitForRoute(*router_, kServicePrefix, "via " + kB, 10s);
+  ASSERT_TRUE(moved) << router_->fibRoute(kServicePrefix);
+  const auto via_b = ms(Clock::now() - gave_up);
+  const auto r = s->wait(60s);
+  std::cout << "FIGURE: thread watchdog gave up on a's worker after " << kills
+            << " kills; the router's route via b " << via_b << " ms after the give-up was seen\n";
+  report("thread watchdog gave up on a", r);
+  EXPECT_EQ(r.value("/timeouts"), 0u) << r.describe();
+  EXPECT_EQ(r.value("/sessions/deleted"), kSubscribers) << r.describe();
+  // One Recovery for the group, whichever instance answers.
+  EXPECT_EQ(testing::readFile(ga_->runDir() + "/recovery"), testing::readFile(gb_->runDir() + "/recovery"));
+  EXPECT_EQ(r.value("/mismatches/total"), 0u) << r.describe();
+}
+
 // Case 6: gtpcp switchover on the active: the route moves first, a keeps
 // answering what still reaches it.
 TEST_F(FailoverTest, APlannedSwitchoverLosesNothing) {
