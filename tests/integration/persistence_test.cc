@@ -729,11 +729,6 @@ TEST_F(PersistenceTest, ASecondInstanceOfTheGroupServesTheFirstOnesSessions) {
   b.stop();
 }
 
-}  // namespace
-}  // namespace gtpcp::integration
-
-namespace gtpcp::integration {
-namespace {
 
 // The stale-state rule of a group (persister/lib/writes_watch.h,
 // workers/lib/stale_sessions.h): traffic moves from a to b, b changes a
@@ -840,11 +835,6 @@ TEST_F(PersistenceTest, AnInstanceServingAgainActsOnWhatTheOtherChangedMeanwhile
   b.stop();
 }
 
-}  // namespace
-}  // namespace gtpcp::integration
-
-namespace gtpcp::integration {
-namespace {
 
 TEST_F(PersistenceTest, ASecondInstanceWithARunningInstancesShareDoesNotStart) {
   const testing::GroupOptions oa = instanceA(1);
@@ -864,11 +854,6 @@ TEST_F(PersistenceTest, ASecondInstanceWithARunningInstancesShareDoesNotStart) {
   c.stop();
 }
 
-}  // namespace
-}  // namespace gtpcp::integration
-
-namespace gtpcp::integration {
-namespace {
 
 // Scale-out: groups with their own service addresses share one Redis
 // Cluster; every key names its group, so neither sees, restores or deletes

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <iostream>
 #include <string_view>
-#include <thread>
 
 #include "tests/integration/fixture.h"
 #include "tests/support/redis.h"
@@ -20,11 +19,6 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::TestGroup;
 
-}  // namespace
-}  // namespace gtpcp::integration
-
-namespace gtpcp::integration {
-namespace {
 
 // What a peer sees of each restart, planned (gtpcp restart) and not
 // (SIGKILL, the thread watchdog replacing it): 2,000 subscribers, Modify
@@ -59,7 +53,10 @@ TEST_P(RestartTable, WhatThePeersSee) {
                        g.dir().path(), "sgw");
   ASSERT_TRUE(testing::waitUntil([&] { return g.status().value("sessions", 0ull) == kRestartSubscribers; }, 10s,
                                  20ms));
-  std::this_thread::sleep_for(1s);  // Modify Bearer under way
+  // Modify Bearer under way: a second's worth completed.
+  const auto completed = [&] { return TestGroup::workerSum(g.status(), "worker.transactions_completed"); };
+  const uint64_t before = completed();
+  ASSERT_TRUE(testing::waitUntil([&] { return completed() >= before + 2000; }, 10s, 20ms)) << "no Modify Bearer load";
   const int pid = g.pidOf(c.process);
   ASSERT_GT(pid, 0);
   if (c.planned) {
