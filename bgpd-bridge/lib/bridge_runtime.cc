@@ -60,6 +60,8 @@ tl::expected<std::unique_ptr<BridgeRuntime>, std::string> BridgeRuntime::open(co
   auto beat = control::HeartbeatSender::open(r->paths_.heartbeatEndpoint(), "bgpd-bridge");
   if (!beat) return tl::unexpected(beat.error());
   r->heartbeat_ = std::move(*beat);
+  // A step may wait on vtysh for seconds: the heartbeat goes on meanwhile.
+  r->frr_->onWaiting([raw = r.get()] { raw->beat(); });
   r->bridge_.emplace(*r->frr_, settings, r->shm_->counters);
   return r;
 }
@@ -86,12 +88,17 @@ void BridgeRuntime::writeStatus() {
   group::writeStatusFile(paths_.bridgeStatusFile(), bridge_->status());
 }
 
+void BridgeRuntime::beat() {
+  const uint64_t now = monotonicNs();
+  shm_->status.heartbeat_ns.store(now, std::memory_order_relaxed);
+  heartbeat_->beat(now);
+}
+
 void BridgeRuntime::run(const std::atomic<bool>& stop) {
   group::announceServing(shm_->status);
   while (!stop.load(std::memory_order_relaxed)) {
     const uint64_t now = monotonicNs();
-    shm_->status.heartbeat_ns.store(now, std::memory_order_relaxed);
-    heartbeat_->beat(now);
+    beat();
     if (!decision_segment_) {
       if (auto seg = ring::SharedSegment::attach(paths_.bgpWatchdogSegment(), group::kBgpWatchdogSegmentKind))
         decision_segment_.emplace(std::move(*seg));

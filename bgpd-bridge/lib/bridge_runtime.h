@@ -35,6 +35,8 @@ class BridgeRuntime {
  private:
   BridgeRuntime(const config::InstanceConfig& config, std::unique_ptr<FrrControl> frr, LeaseLink link);
   void publish();
+  // The heartbeat, to the thread watchdog and in the segment.
+  void beat();
   void writeStatus();
 
   group::Paths paths_;

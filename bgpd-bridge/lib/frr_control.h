@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,6 +41,20 @@ class FrrControl {
   virtual FrrResult<nlohmann::json> showJson(const std::string& command) = 0;
   // Who the daemons are, and how long the youngest has run.
   virtual FrrDaemons daemons() = 0;
+
+  // Called at least every kWaitingPeriodMs while a call waits on FRR: a slow
+  // vtysh (seconds on a loaded host, bounded by its timeout) must not look
+  // like a hung bridge to the thread watchdog, so the caller beats from here.
+  static constexpr int kWaitingPeriodMs = 100;
+  void onWaiting(std::function<void()> f) { waiting_ = std::move(f); }
+
+ protected:
+  void waiting() {
+    if (waiting_) waiting_();
+  }
+
+ private:
+  std::function<void()> waiting_;
 };
 
 }  // namespace gtpcp::bridge

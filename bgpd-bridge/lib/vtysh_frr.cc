@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -56,8 +57,9 @@ FrrResult<std::string> VtyshFrr::run(const std::vector<std::string>& commands) {
       timed_out = true;
       break;
     }
+    waiting();
     pollfd p{out[0], POLLIN, 0};
-    const int n = ::poll(&p, 1, static_cast<int>((deadline - now) / 1'000'000) + 1);
+    const int n = ::poll(&p, 1, std::min(static_cast<int>((deadline - now) / 1'000'000) + 1, kWaitingPeriodMs));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) continue;
     char buf[8192];

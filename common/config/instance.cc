@@ -374,7 +374,8 @@ constexpr KeyInfo kKeys[] = {
   {.path = "bgp.damping", .type = KeyType::kSection,
    .doc = "An instance that keeps failing returns later, so that the routers do not follow every flap."},
   {.path = "bgp.damping.flaps", .type = KeyType::kInteger, .min = 1, .max = 1000, .default_value = "3",
-   .doc = "This many unhealthy spells within window_s make the return hold-down hold_ms instead of return_hold_ms.",
+   .doc = "This many unhealthy spells within window_s make the return hold-down hold_ms instead of return_hold_ms; "
+          "a spell is health lost while serving: neither the start nor gtpcp switchover or stop counts.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.bgp.damping_flaps = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.bgp.damping_flaps); }},
   {.path = "bgp.damping.window_s", .type = KeyType::kInteger, .min = 1, .max = 86400, .default_value = "300",

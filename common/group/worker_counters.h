@@ -72,6 +72,7 @@ namespace gtpcp::worker {
   X(restore_failed, "worker.restore_failed", "look-ups the storage could not answer; their messages were dropped (peers retransmit)") \
   X(restore_timeouts, "worker.restore_timeouts", "look-ups unanswered in time; their messages were dropped (peers retransmit)") \
   X(restore_overflow, "worker.restore_overflow", "messages dropped because too many were held, or too large to hold") \
+  X(ring_corruptions, "worker.ring_corruptions", "records of the worker's rings discarded as corrupt (a torn record header, or a head and tail that disagree)") \
   X(restore_conflicts, "worker.restore_conflicts", "stored sessions whose slot this worker had given to another session") \
   X(sync_held, "worker.sync_held", "datagrams held until Redis acknowledged the changes before them (storage.persist: sync)") \
   X(sync_holding, "worker.sync_holding", "answers waiting now for Redis to acknowledge the changes before them (gauge)") \

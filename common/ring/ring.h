@@ -356,6 +356,11 @@ inline std::optional<RecordView> Consumer::peek() noexcept {
       head_cache_ = header_->head.load(std::memory_order_acquire);
       if (read_ == head_cache_) return std::nullopt;
     }
+    // More published beyond this consumer than the ring holds (or a head
+    // behind it): head and tail disagree. Reading on would serve the ring's
+    // earlier laps again as new records, for ever when they are all of one
+    // size; discarded like a corrupt record instead.
+    if (head_cache_ - read_ > capacity_) break;
     const uint8_t* record = slotAt(read_);
     const auto* header = detail::at<RecordHeaderShm>(record);
     const uint32_t n = header->slots;

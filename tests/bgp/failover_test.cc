@@ -304,6 +304,10 @@ TEST_F(FailoverTest, TheRouteReturnsAfterTheHoldDownAndAServesWhatBChanged) {
   const auto sa = ga_->status();
   EXPECT_GT(testing::TestGroup::workerSum(sa, "worker.restore_found"), 0u) << "a read b's sessions again";
   EXPECT_EQ(testing::TestGroup::workerSum(sa, "worker.context_not_found"), 0u);
+  // Both instances run one routing document: every session read back finds
+  // its pool, gateway and rule again by name.
+  EXPECT_EQ(testing::TestGroup::workerSum(sa, "worker.restore_unrouted"), 0u);
+  EXPECT_EQ(testing::TestGroup::workerSum(gb_->status(), "worker.restore_unrouted"), 0u);
 }
 
 // Case 4, the other half: a worker of a killed every 500 ms (the thread

@@ -601,6 +601,33 @@ TEST_F(RingTest, ReattachMidStream) {
   EXPECT_GT(headerOf(buffer_)->head.load(), uint64_t{kCapacity});  // it wrapped
 }
 
+// A head further ahead than the ring holds (or behind the consumer) is a
+// corrupt header: the consumer discards, counts, and never serves the ring's
+// earlier laps, whose records still look whole, as new ones.
+TEST_F(RingTest, AHeadBeyondWhatTheRingHoldsIsDiscardedNotReadAsOldLaps) {
+  for (uint16_t i = 1; i <= 3; ++i) ASSERT_TRUE(producer_->push(metaFor(i), bytes(10, 1)));
+  producer_->publish();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(consumer_->peek());
+    consumer_->pop();
+  }
+  consumer_->release();
+  RingHeaderShm* header = headerOf(buffer_);
+  const uint64_t head = header->head.load();
+  header->head.store(head + 2 * uint64_t{kCapacity});
+  EXPECT_FALSE(consumer_->peek());
+  EXPECT_EQ(consumer_->corruptions(), 1u);
+  header->head.store(head);  // behind the consumer now
+  EXPECT_FALSE(consumer_->peek());
+  EXPECT_EQ(consumer_->corruptions(), 2u);
+  consumer_->release();
+  ASSERT_TRUE(producer_->push(metaFor(7), bytes(10, 1)));
+  producer_->publish();
+  auto view = consumer_->peek();
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->meta->aux, 7u);
+}
+
 // A record header that breaks the invariants: the consumer discards what is
 // published, counts it, and the ring carries on.
 TEST_F(RingTest, CorruptRecordIsDiscardedAndCounted) {

@@ -127,6 +127,29 @@ TEST_F(BgpDeciderTest, FlappingHoldsTheRouteDownLonger) {
   EXPECT_EQ(run(d, t + 101, t + 130, healthy()), t + 120);
 }
 
+// A slow start and switchovers are not flaps: an instance that started
+// unhealthy, then was switched over and back twice, returns after the plain
+// return hold.
+TEST_F(BgpDeciderTest, NeitherTheStartNorSwitchoversAreDamped) {
+  BgpDecider d(settings_, 0, kReal);
+  run(d, 1, 4, unrecoverable());
+  uint64_t t = 5;
+  EXPECT_EQ(run(d, t, t + 30, healthy()), t + 30);
+  t += 31;
+  const BgpHealthReport switchover{BgpHealth::kAdministrative, "gtpcp switchover"};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(run(d, t, t + 2, switchover), t) << i;
+    t += 3;
+    EXPECT_EQ(run(d, t, t + 30, healthy()), t + 30) << i;
+    t += 31;
+  }
+  EXPECT_FALSE(d.damped());
+  EXPECT_EQ(d.unhealthySpells(), 4u);
+  // One unplanned fall counts.
+  run(d, t, t, unrecoverable());
+  EXPECT_EQ(run(d, t + 1, t + 31, healthy()), t + 31);
+}
+
 TEST_F(BgpDeciderTest, APredecessorsAnnouncementIsCarriedOn) {
   group::BgpDecision previous;
   previous.intent = BgpIntent::kAnnounce;

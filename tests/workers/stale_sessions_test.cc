@@ -143,5 +143,32 @@ TEST_F(StaleSessionsTest, AMovedEpochGivesBackEveryIdleSessionAndKeepsTheBusyOne
   EXPECT_EQ(header_->foreign_epoch_seen, 2u);
 }
 
+// A walk takes several loop turns over a large table, and the loop serves
+// messages in between: a session whose request went out after the walk began
+// is busy when the walk reaches it, and kept.
+TEST_F(StaleSessionsTest, ASessionThatBecameBusyDuringTheWalkIsKept) {
+  constexpr uint16_t kPartitions = 512;
+  constexpr int kPerPartition = 40;  // 20,480 sessions: more than one step
+  static_assert(kPartitions * kPerPartition > StaleSessions::kBudget);
+  uint32_t late = 0;
+  for (uint16_t p = 0; p < kPartitions; ++p) {
+    for (int i = 0; i < kPerPartition; ++i) {
+      SessionShm* s = sessions_.allocate(p);
+      ASSERT_NE(s, nullptr);
+      s->state = static_cast<uint8_t>(SessionState::kActive);
+      late = sessions_.teid(*s, Leg::kAccess);
+    }
+  }
+  ASSERT_TRUE(stale_.turn(1, 1)) << "the walk took one step only";
+  ASSERT_NE(sessions_.find(late), nullptr) << "the first step reached the last partition";
+  TransactionShm* t = transactions_.open(99, net::Address{}, 1, 1);
+  ASSERT_NE(t, nullptr);
+  t->session_teid = late;
+  walk(2, 1);
+  EXPECT_NE(sessions_.find(late), nullptr) << "demoted with its request in flight";
+  EXPECT_EQ(sessions_.active(), 1u);
+  EXPECT_EQ(header_->foreign_epoch_seen, 0u);
+}
+
 }  // namespace
 }  // namespace gtpcp::worker

@@ -80,8 +80,11 @@ bool BgpDecider::check(const BgpHealthReport& report, uint64_t mono_ns, uint64_t
   } else {
     if (was_healthy_ || unhealthy_since_ns_ == 0) {
       unhealthy_since_ns_ = mono_ns;
-      spells_.push_back(mono_ns);
       ++spells_total_;
+      // A flap is health lost: neither the start (not healthy yet) nor an
+      // operator's switchover or stop is one, so a planned switchover and
+      // return is never damped.
+      if (was_healthy_ && report.health != BgpHealth::kAdministrative) spells_.push_back(mono_ns);
     }
     was_healthy_ = false;
     last_fault_ = report.reason;

@@ -8,7 +8,9 @@
 //                                     continuously; damping_hold instead
 //                                     when the instance fell ill
 //                                     damping_flaps times within
-//                                     damping_window
+//                                     damping_window (a fall is health
+//                                     lost: not the start, not an
+//                                     administrative withdrawal)
 //
 // A start is a return: the route is first announced after return_hold of
 // health, so an instance that dies at start never takes traffic.

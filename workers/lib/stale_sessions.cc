@@ -9,14 +9,17 @@ StaleSessions::StaleSessions(SessionTable& sessions, TransactionTable& transacti
     : sessions_(sessions), transactions_(transactions), header_(header) {}
 
 void StaleSessions::start() noexcept {
+  cursor_ = SessionTable::Cursor{};
+  kept_ = 0;
+  walking_ = true;
+}
+
+void StaleSessions::noteBusy() noexcept {
   busy_.clear();
   transactions_.forEachPending([this](const TransactionShm& t) {
     if (t.session_teid != 0) busy_.push_back(t.session_teid);
   });
   std::sort(busy_.begin(), busy_.end());
-  cursor_ = SessionTable::Cursor{};
-  kept_ = 0;
-  walking_ = true;
 }
 
 bool StaleSessions::turn(uint64_t now_ns, uint64_t epoch) noexcept {
@@ -29,6 +32,9 @@ bool StaleSessions::turn(uint64_t now_ns, uint64_t epoch) noexcept {
     walk_epoch_ = epoch;
     start();
   }
+  // Read again at every step: the loop served messages since the last one,
+  // and a session whose request went out meanwhile is busy now.
+  noteBusy();
   uint64_t demoted = 0;
   sessions_.scan(cursor_, kBudget, [&](SessionShm& s) {
     if (std::binary_search(busy_.begin(), busy_.end(), sessions_.teid(s, Leg::kAccess))) {

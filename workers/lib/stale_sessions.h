@@ -42,6 +42,8 @@ class StaleSessions {
 
  private:
   void start() noexcept;
+  // The sessions with a pending transaction, now.
+  void noteBusy() noexcept;
 
   SessionTable& sessions_;
   TransactionTable& transactions_;

@@ -394,7 +394,12 @@ std::size_t WorkerRuntime::drainRestore(uint64_t now, uint64_t wall) noexcept {
                                   static_cast<WorkerRuntime*>(self)->handle(a, datagram);
                                 },
                                 this};
-  while (auto r = restore_->peek()) {
+  // Bounded like every other ring: a burst of answers (each may replay held
+  // messages) never keeps the loop from beating and serving the others.
+  constexpr std::size_t kRestoreBatch = session::kLookupRingSlots / 4;
+  while (n < kRestoreBatch) {
+    auto r = restore_->peek();
+    if (!r) break;
     restorer_->apply(static_cast<LookupKind>(r->meta->flags), r->payload, now, wall, replay);
     restore_->pop();
     ++n;
@@ -472,6 +477,11 @@ void WorkerRuntime::run(const std::atomic<bool>& stop) noexcept {
     status.heartbeat_ns.store(now, std::memory_order_relaxed);
     if (heartbeat_ != nullptr) heartbeat_->beat(now);
     header_->counters.transactions_pending.set(transactions_->pending());
+    if (const uint64_t c = priority_->corruptions() + fresh_->corruptions() + (restore_ ? restore_->corruptions() : 0);
+        c != corruptions_seen_) {
+      header_->counters.ring_corruptions.add(c - corruptions_seen_);
+      corruptions_seen_ = c;
+    }
     // Relaxed: a changed generation is read again, acquired, by
     // routingInForce() (CTL-A1, pairs with CTL-R1 in the control server).
     if (control_ != nullptr && control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_)

@@ -149,6 +149,7 @@ class WorkerRuntime {
   std::optional<ring::SharedSegment> control_segment_;
   group::GroupControlShm* control_ = nullptr;
   uint64_t routing_generation_ = 0;
+  uint64_t corruptions_seen_ = 0;  // of this process's ring consumers, counted so far
   // Documents loaded at run time; the one before stays alive one more reload
   // (nothing should point into it, but nothing has to be proven).
   std::unique_ptr<config::RoutingTable> routing_;
