@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   CLI::App app{"gtpcp-forwarder: receives and sends the group's GTP-C datagrams"};
   gtpcp::group::ProcessArgs args;
   gtpcp::group::addProcessOptions(app, args);
+  bool take_over = false;
+  app.add_flag("--take-over", take_over,
+               "a planned restart: take the sockets over from the forwarder serving now (gtpcp restart forwarder)");
   int exit_code = 0;
   auto config = gtpcp::group::startProcess(app, args, argc, argv, "forwarder", exit_code);
   if (!config) return exit_code;
@@ -64,11 +67,15 @@ int main(int argc, char** argv) {
     gtpcp::log::shutdown();
     return 1;
   }
+  options.take_over = take_over;
   auto forwarder = gtpcp::forwarder::Forwarder::open(options);
   if (!forwarder) return gtpcp::group::cannotStart(forwarder.error());
   const std::atomic<bool>& stop = gtpcp::group::stopOnSignals();
   signal(SIGPIPE, SIG_IGN);
-  for (const auto& a : options.sockets.sockets) spdlog::info("serving GTP-C on {}", a.toString());
+  for (const auto& a : options.sockets.sockets)
+    spdlog::info("serving GTP-C on {}{}", a.toString(),
+                 (*forwarder)->tookOver() ? " (sockets taken over from the forwarder before)" : "");
+  if (!(*forwarder)->notice().empty()) spdlog::warn("{}", (*forwarder)->notice());
   if (!(*forwarder)->creationsSteered())
     spdlog::warn("the kernel refused SO_ATTACH_REUSEPORT_CBPF: session creations share the sockets of "
                  "established sessions, and a surge of them delays the others");
@@ -81,6 +88,13 @@ int main(int argc, char** argv) {
     spdlog::warn("{}", heartbeat.error());
   }
   (*forwarder)->run(stop);
+  if (!(*forwarder)->handoverFailure().empty())
+    spdlog::warn("the last hand-over to a successor did not complete: {}", (*forwarder)->handoverFailure());
+  if ((*forwarder)->handedOver()) {
+    spdlog::info("handed the sockets over to the successor: exiting");
+    gtpcp::log::shutdown();
+    return 0;
+  }
   spdlog::info("stopped");
   gtpcp::log::shutdown();
   return 0;

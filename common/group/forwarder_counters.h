@@ -31,7 +31,9 @@ namespace gtpcp::forwarder {
   X(to_priority, "forwarder.datagrams_to_priority_ring", "datagrams put on workers' priority rings")   \
   X(to_new, "forwarder.datagrams_to_new_ring", "session-creating requests put on workers' new rings") \
   X(from_workers, "forwarder.datagrams_from_workers", "datagrams taken from the workers' egress rings") \
-  X(wakeups, "forwarder.wakeups", "times the forwarder slept and woke")
+  X(wakeups, "forwarder.wakeups", "times the forwarder slept and woke") \
+  X(handovers, "forwarder.handovers", "planned restarts in which this forwarder took the sockets over from its predecessor") \
+  X(handovers_failed, "forwarder.handovers_failed", "hand-overs to a successor that did not complete (the forwarder kept serving)")
 
 struct ForwarderCounters {
   GTPCP_COUNTER_FIELDS(GTPCP_FORWARDER_COUNTERS)

@@ -18,7 +18,7 @@
 namespace gtpcp::forwarder {
 
 // The layout version is its last character: bump it whenever ForwarderShm changes.
-inline constexpr uint32_t kForwarderSegmentKind = 0x46574435;  // "FWD5"
+inline constexpr uint32_t kForwarderSegmentKind = 0x46574436;  // "FWD6"
 inline constexpr unsigned kMaxWorkers = 64;
 
 struct ForwarderShm {

@@ -57,6 +57,7 @@ std::string Paths::bridgeSegment() const { return shm("bgpd-bridge"); }
 std::string Paths::controlSegment() const { return shm("control"); }
 
 std::string Paths::forwarderBellSocket() const { return run_dir_ + "/forwarder.bell"; }
+std::string Paths::forwarderHandoverSocket() const { return run_dir_ + "/forwarder.handover"; }
 std::string Paths::persisterBellSocket() const { return run_dir_ + "/persister.bell"; }
 std::string Paths::embeddedRedisDir() const { return run_dir_ + "/redis"; }
 std::string Paths::recoveryFile() const { return run_dir_ + "/recovery"; }

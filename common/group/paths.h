@@ -37,6 +37,8 @@ class Paths {
   std::string controlSegment() const;  // the control server's commands to every process
 
   // Files and sockets in the run directory.
+  // unix seqpacket socket a running forwarder hands its sockets over on (forwarder/lib/handover.h)
+  std::string forwarderHandoverSocket() const;
   std::string forwarderBellSocket() const;  // unix datagram socket the forwarder sleeps on (common/ring/bell.h)
   std::string persisterBellSocket() const;  // and the persister
   std::string embeddedRedisDir() const;         // the embedded redis-server's data and socket

@@ -227,10 +227,11 @@ class ProcessLock {
 };
 }  // namespace
 
-bool ProcessControl::replace(const std::string& name, std::ostream& out, int timeout_ms, bool& busy) {
+bool ProcessControl::replace(const std::string& name, std::ostream& out, int timeout_ms, bool& busy,
+                             std::optional<int> judged) {
   busy = false;
   ProcessLock lock(paths_.lockFile(name), false);
-  if (!lock.held()) {
+  if (!lock.held() || runningPid(name) != judged) {
     busy = true;
     return false;
   }
@@ -250,6 +251,9 @@ bool ProcessControl::restart(const std::string& name, std::ostream& out, int tim
   ProcessLock lock(paths_.lockFile(name), true);
   for (const ProcessSpec& spec : processes()) {
     if (spec.name != name) continue;
+    if (name == "forwarder") {
+      if (auto running = runningPid(name)) return handOverForwarder(spec, *running, out, timeout_ms);
+    }
     if (name == "watchdog") {
       // SIGTERM would have it stop the group; here it is not answering on
       // the control channel (gtpcp asks it to restart itself there first).
@@ -267,6 +271,44 @@ bool ProcessControl::restart(const std::string& name, std::ostream& out, int tim
   }
   out << "no process named " << name << " in group " << config_.group << "\n";
   return false;
+}
+
+bool ProcessControl::handOverForwarder(const ProcessSpec& spec, int running, std::ostream& out, int timeout_ms) {
+  // The successor starts beside the forwarder that serves and takes its
+  // sockets over (forwarder/lib/handover.h): the kernel queues datagrams on
+  // them meanwhile, so no peer sees a gap. The predecessor exits once the
+  // successor confirmed.
+  ProcessSpec successor = spec;
+  successor.args.push_back("--take-over");
+  const uint64_t before = starts(spec.name);
+  auto pid = spawn(successor, out);
+  if (pid && waitServing(spec.name, *pid, timeout_ms, out, before)) {
+    const uint64_t deadline = monotonicNs() + uint64_t(timeout_ms) * 1'000'000;
+    while (processAlive(running) && monotonicNs() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (processAlive(running)) {
+      // It handed over and must not touch the rings again: not SIGTERM,
+      // whose stop would drain them.
+      out << spec.name << ": pid " << running << " did not exit after handing its sockets over; killed\n";
+      kill(running, SIGKILL);
+      while (processAlive(running)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    out << std::left << std::setw(12) << spec.name << " pid " << std::setw(8) << *pid
+        << " serving (took the sockets over from pid " << running << ")\n";
+    return true;
+  }
+  // The successor did not take over: the forwarder before serves on.
+  if (pid && processAlive(*pid)) {
+    kill(*pid, SIGKILL);
+    while (processAlive(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::ofstream(paths_.pidFile(spec.name)) << running << "\n";
+  if (processAlive(running)) {
+    out << spec.name << ": the forwarder serving (pid " << running << ") keeps its sockets and goes on\n";
+    return false;
+  }
+  // It died meanwhile: a plain start.
+  auto plain = spawn(spec, out);
+  return plain && waitServing(spec.name, *plain, timeout_ms, out, before);
 }
 
 bool ProcessControl::stopDataPath(std::ostream& out, int timeout_ms) {

@@ -65,13 +65,18 @@ class ProcessControl {
   // How many times `name` started, from its segment (0: none yet).
   uint64_t starts(const std::string& name) const;
   // Stops and starts one process (its shared memory stays: a worker resumes
-  // its sessions).
+  // its sessions). The forwarder's successor starts first and takes its
+  // sockets over, so a planned restart of it drops nothing.
   bool restart(const std::string& name, std::ostream& out, int timeout_ms = 10000);
   // The thread watchdog's replacement of a dead or hung process: SIGKILL if
   // it still runs (a stopped or hung one would not act on SIGTERM), then a
   // new one, waited for until it serves. Skipped (false, `busy` set) while
   // someone else replaces it.
-  bool replace(const std::string& name, std::ostream& out, int timeout_ms, bool& busy);
+  // `judged`: the process found failing (nullopt: none ran); another one
+  // there once the lock is held was started meanwhile (an operator's restart
+  // that just finished): left alone, as busy.
+  bool replace(const std::string& name, std::ostream& out, int timeout_ms, bool& busy,
+               std::optional<int> judged);
   // The data path's processes in the order a stop takes them: the workers
   // first, so that the forwarder sends what they answered last; the
   // persister after them, so that it writes their last changes; the
@@ -81,6 +86,8 @@ class ProcessControl {
   bool stopDataPath(std::ostream& out, int timeout_ms);
 
  private:
+  // restart() of the forwarder serving as `running`.
+  bool handOverForwarder(const ProcessSpec& spec, int running, std::ostream& out, int timeout_ms);
   config::InstanceConfig config_;
   std::string config_path_;
   std::string bin_dir_;

@@ -46,7 +46,7 @@ BellListener& BellListener::operator=(BellListener&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) {
       ::close(fd_);
-      ::unlink(path_.c_str());
+      if (!path_.empty()) ::unlink(path_.c_str());
     }
     fd_ = std::exchange(o.fd_, -1);
     path_ = std::move(o.path_);
@@ -57,7 +57,7 @@ BellListener& BellListener::operator=(BellListener&& o) noexcept {
 BellListener::~BellListener() {
   if (fd_ < 0) return;
   ::close(fd_);
-  ::unlink(path_.c_str());
+  if (!path_.empty()) ::unlink(path_.c_str());
   fd_ = -1;
 }
 

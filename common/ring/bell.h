@@ -55,6 +55,9 @@ class BellListener {
  public:
   // Binds `path` (a stale socket file of a predecessor is replaced).
   static Result<BellListener> bind(const std::string& path);
+  // A bound socket a predecessor handed over (forwarder/lib/handover.h):
+  // the ringers' path names it already.
+  static BellListener adopt(int fd, std::string path) noexcept { return BellListener(fd, std::move(path)); }
   BellListener(BellListener&& o) noexcept;
   BellListener& operator=(BellListener&& o) noexcept;
   BellListener(const BellListener&) = delete;
@@ -62,6 +65,8 @@ class BellListener {
   ~BellListener();  // closes and unlinks
 
   int fd() const noexcept { return fd_; }
+  // The socket lives on in a successor: closing this copy leaves the path.
+  void keepPath() noexcept { path_.clear(); }
   // BELL-S1 and BELL-F1. The caller then looks at its rings once more and
   // waits only when they are empty.
   static void announceSleep(BellShm& bell) noexcept;

@@ -19,6 +19,7 @@
 #include "common/time/clock.h"
 #include "common/group/paths.h"
 #include "common/group/rings.h"
+#include "handover.h"
 
 namespace gtpcp::forwarder {
 
@@ -273,6 +274,48 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
     if (!bell) return tl::unexpected(bell.error().message);
     f->ring_segments_.push_back(std::move(*bell));
   }
+  // A planned restart: the forwarder serving now hands its sockets over.
+  // Taken before the rings are attached: it stopped touching them first.
+  std::optional<Inherited> inherited;
+  if (options.take_over) {
+    auto taken = takeOver(options.paths.forwarderHandoverSocket(), options.sockets.sockets, kTakeOverWait);
+    if (!taken) return tl::unexpected(taken.error());
+    if (!*taken) return tl::unexpected(std::string("no forwarder of the group serves to take the sockets over from"));
+    inherited.emplace(std::move(**taken));
+    if (inherited->sockets.bell < 0)
+      return tl::unexpected(std::string("the running forwarder handed no bell socket over"));
+    f->sockets_ = inherited->sockets.sockets;
+    f->new_sockets_ = inherited->sockets.new_sockets;
+    // The path names the socket already; it stays the predecessor's until
+    // this process confirms.
+    f->bell_.emplace(ring::BellListener::adopt(inherited->sockets.bell, options.paths.forwarderBellSocket()));
+    f->bell_path_ours_ = false;
+    inherited->sockets = HandedSockets{};  // the Forwarder's from here
+  } else {
+    for (const net::Address& a : options.sockets.sockets) {
+      auto fd = bindUdp(a, options.socket_buffer_bytes, true, options.freebind);
+      if (!fd) return tl::unexpected(fd.error());
+      f->sockets_.push_back(*fd);
+      // The new-session socket of the same address, and the program that
+      // steers creations to it. A kernel without it: one socket, as before.
+      auto fresh = bindUdp(a, options.socket_buffer_bytes, true, options.freebind);
+      if (!fresh) return tl::unexpected(fresh.error());
+      const int one = 1;
+      setsockopt(*fresh, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+      if (!steerCreations(*fd)) {
+        close(*fresh);
+        f->new_sockets_.push_back(-1);
+        continue;
+      }
+      f->new_sockets_.push_back(*fresh);
+    }
+
+    // The bell socket the workers write to while the forwarder sleeps.
+    auto bell = ring::BellListener::bind(options.paths.forwarderBellSocket());
+    if (!bell) return tl::unexpected(bell.error().message);
+    f->bell_.emplace(std::move(*bell));
+  }
+
   for (uint32_t w = 0; w < options.workers; ++w) {
     ring::SharedSegment& prio = f->ring_segments_[4 * w];
     ring::SharedSegment& fresh = f->ring_segments_[4 * w + 1];
@@ -288,29 +331,6 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
                                     ring::Doorbell(static_cast<ring::DoorbellShm*>(bell.payload())), false});
     f->egress_.push_back(std::move(*e));
   }
-
-  for (const net::Address& a : options.sockets.sockets) {
-    auto fd = bindUdp(a, options.socket_buffer_bytes, true, options.freebind);
-    if (!fd) return tl::unexpected(fd.error());
-    f->sockets_.push_back(*fd);
-    // The new-session socket of the same address, and the program that
-    // steers creations to it. A kernel without it: one socket, as before.
-    auto fresh = bindUdp(a, options.socket_buffer_bytes, true, options.freebind);
-    if (!fresh) return tl::unexpected(fresh.error());
-    const int one = 1;
-    setsockopt(*fresh, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
-    if (!steerCreations(*fd)) {
-      close(*fresh);
-      f->new_sockets_.push_back(-1);
-      continue;
-    }
-    f->new_sockets_.push_back(*fresh);
-  }
-
-  // The bell socket the workers write to while the forwarder sleeps.
-  auto bell = ring::BellListener::bind(options.paths.forwarderBellSocket());
-  if (!bell) return tl::unexpected(bell.error().message);
-  f->bell_.emplace(std::move(*bell));
 
   f->epoll_ = epoll_create1(EPOLL_CLOEXEC);
   if (f->epoll_ < 0) return tl::unexpected(errnoText("epoll_create1"));
@@ -340,10 +360,28 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
     f->peer_limit_ = std::make_unique<PeerRateLimiter>(
         options.creations_per_peer, options.creations_burst != 0 ? options.creations_burst : options.creations_per_peer);
   }
+  // Last, once nothing above can fail: the predecessor stops for good.
+  if (inherited) {
+    if (!inherited->confirm())
+      return tl::unexpected(std::string("the running forwarder resumed before this one confirmed the hand-over"));
+    f->bell_path_ours_ = true;
+    f->took_over_ = true;
+    f->shm_->counters.handovers.add();
+  }
+  // Where the next planned restart asks for the sockets. Without it the
+  // forwarder serves all the same; its successor then cannot take over.
+  if (auto listener = HandoverListener::listen(options.paths.forwarderHandoverSocket())) {
+    f->handover_.emplace(std::move(*listener));
+    if (!watch(f->handover_->fd(), kHandoverTag)) f->handover_.reset();
+  } else {
+    f->notice_ = listener.error() + ": a restart of this forwarder will not be hitless";
+  }
   return f;
 }
 
 Forwarder::~Forwarder() {
+  // The bell socket lives on in a successor (or still serves a predecessor).
+  if (bell_ && !bell_path_ours_) bell_->keepPath();
   for (int fd : sockets_) close(fd);
   for (int fd : new_sockets_)
     if (fd >= 0) close(fd);
@@ -414,6 +452,10 @@ void Forwarder::pollReadable(int timeout_ms) noexcept {
   for (int i = 0; i < n; ++i) {
     const uint64_t tag = events[i].data.u64;
     if (tag == kBellTag) continue;
+    if (tag == kHandoverTag) {
+      handover_wanted_ = true;
+      continue;
+    }
     const std::size_t index = tag & ~kFreshTag;
     auto& readable = (tag & kFreshTag) ? readable_fresh_ : readable_;
     if (index < readable.size()) readable[index] = 1;
@@ -493,6 +535,23 @@ void Forwarder::reloadRouting() noexcept {
   ack.routing_generation.store(routing_generation_, std::memory_order_release);
 }
 
+bool Forwarder::handOver() noexcept {
+  handover_wanted_ = false;
+  if (!handover_) return false;
+  const HandedSockets sockets{sockets_, new_sockets_, bell_->fd()};
+  std::string why;
+  if (!handover_->handOver(sockets, why)) {
+    shm_->counters.handovers_failed.add();
+    handover_failure_ = why;
+    return false;
+  }
+  // Neither the status (the successor's now) nor the bell's path is this
+  // process's any more; the rings are not to be touched again.
+  handed_over_ = true;
+  bell_path_ours_ = false;
+  return true;
+}
+
 void Forwarder::run(const std::atomic<bool>& stop) noexcept {
   dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *table_, *sender_);
   dispatcher_->setControl(control_);
@@ -529,6 +588,9 @@ void Forwarder::run(const std::atomic<bool>& stop) noexcept {
     // CTL-A1: pairs with CTL-R1 in the control server (routingInForce() acquires).
     if (control_ != nullptr && control_->routing_generation.load(std::memory_order_relaxed) != routing_generation_)
       reloadRouting();
+    // The turn is over: everything read is published, everything taken
+    // from the egress rings sent and released. A successor may have it all.
+    if (handover_wanted_ && handOver()) return;
     if (!work) {
       sleep();
     } else {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -32,6 +33,7 @@
 #include "dispatcher.h"
 #include "common/group/forwarder_shm.h"
 #include "common/group/gateway_table_shm.h"
+#include "handover.h"
 #include "health.h"
 #include "peer_rate_limit.h"
 
@@ -63,7 +65,13 @@ struct ForwarderOptions {
   // Bind addresses that are not local yet (IP_FREEBIND): a BGP-announced
   // service address may be made local after the forwarder starts.
   bool freebind = false;
+  // A planned restart: take the sockets over from the forwarder serving
+  // now (handover.h) instead of binding them; fail when none hands over.
+  bool take_over = false;
 };
+
+// How long a successor waits for the serving forwarder's sockets.
+inline constexpr std::chrono::milliseconds kTakeOverWait{3000};
 
 }  // namespace gtpcp::forwarder
 namespace gtpcp::control {
@@ -88,6 +96,14 @@ class Forwarder {
   void setHeartbeat(control::HeartbeatSender* heartbeat) noexcept { heartbeat_ = heartbeat; }
   // False when the kernel refused the program that gives creations their own
   // socket (then every datagram shares one socket per address).
+  // This process took its sockets over from a predecessor.
+  bool tookOver() const noexcept { return took_over_; }
+  // After run(): it returned because a successor took the sockets over.
+  bool handedOver() const noexcept { return handed_over_; }
+  // Why the last hand-over a successor asked for did not happen (empty: none failed).
+  const std::string& handoverFailure() const noexcept { return handover_failure_; }
+  // Something the operator should read in the log, from open() (empty: none).
+  const std::string& notice() const noexcept { return notice_; }
   bool creationsSteered() const noexcept {
     for (int fd : new_sockets_)
       if (fd < 0) return false;
@@ -110,6 +126,8 @@ class Forwarder {
   // A new routing generation in the control segment: its document's gateways
   // get the health checks from now on. Allocates; runs once per reload.
   void reloadRouting() noexcept;
+  // Between turns, a successor asking: true when it took everything over.
+  bool handOver() noexcept;
 
   ForwarderOptions options_;
   std::optional<ring::SharedSegment> segment_;
@@ -125,6 +143,14 @@ class Forwarder {
   std::optional<ring::BellListener> bell_;
   static constexpr uint64_t kFreshTag = uint64_t{1} << 32;
   static constexpr uint64_t kBellTag = ~uint64_t{0};
+  static constexpr uint64_t kHandoverTag = ~uint64_t{0} - 1;
+  std::optional<HandoverListener> handover_;
+  bool handover_wanted_ = false;
+  bool handed_over_ = false;
+  bool took_over_ = false;
+  bool bell_path_ours_ = true;  // false while the bell socket serves a predecessor or a successor
+  std::string handover_failure_;
+  std::string notice_;
   // Per address: whether its session socket (readable_) and new-session
   // socket (readable_fresh_) may have datagrams waiting.
   std::vector<uint8_t> readable_;

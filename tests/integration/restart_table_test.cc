@@ -24,8 +24,7 @@ using testing::TestGroup;
 // (SIGKILL, the thread watchdog replacing it): 2,000 subscribers, Modify
 // Bearer at 2,000/s from an SGW that retransmits after 1 s up to 3 times,
 // sessions in the embedded Redis. Printed as FIGURE lines; asserted: nothing
-// lost, and no retransmission for a planned restart of a worker or the
-// persister.
+// lost, and no retransmission for any planned restart.
 struct RestartCase {
   const char* name;
   const char* process;
@@ -80,11 +79,18 @@ TEST_P(RestartTable, WhatThePeersSee) {
   EXPECT_EQ(r.value("/mismatches/total"), 0u) << r.describe();
   EXPECT_EQ(r.value("/sessions/deleted"), static_cast<uint64_t>(kRestartSubscribers)) << r.describe();
   // A worker's successor adopts its segment and rings, the persister's its
-  // ring: the datagrams wait in shared memory, not in the peers' timers.
-  // (The forwarder's sockets are not handed over yet: its restart leaves a
-  // gap without a bound socket.)
-  if (c.planned && std::string_view(c.process) != "forwarder") {
+  // ring: the datagrams wait in shared memory, not in the peers' timers. The
+  // forwarder's successor takes the very sockets over: they wait in the
+  // kernel's buffers.
+  if (c.planned) {
     EXPECT_EQ(r.value("/retransmissions"), 0u);
+  }
+  if (c.planned && std::string_view(c.process) == "forwarder") {
+    const json s = g.status();
+    EXPECT_EQ(s["counters"].value("forwarder.handovers", 0ull), 1u) << s.dump();
+    EXPECT_EQ(s["counters"].value("forwarder.socket_overflows", 0ull), 0u);
+    EXPECT_NE(testing::readFile(g.dir().file("run/forwarder.log")).find("handed the sockets over to the successor"),
+              std::string::npos);
   }
 }
 

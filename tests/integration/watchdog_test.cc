@@ -173,6 +173,7 @@ TEST_F(WatchdogTest, TheOperatorsRestartOfEachProcessTypeUnderLoadCostsThePeersN
   }
   expectNoPeerError("gtpcp restart of each process type");
   const json s = g.status();
+  note("---- watchdog.log\n" + testing::readFile(g.dir().file("run/watchdog.log")));
   EXPECT_EQ(TestGroup::process(s, "watchdog")["counters"].value("watchdog.restarts", 0ull), 0u)
       << "the watchdog left the operator's restarts alone";
 }

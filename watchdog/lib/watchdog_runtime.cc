@@ -87,7 +87,11 @@ void WatchdogRuntime::check(uint64_t now_ns) {
     std::ostringstream out;
     const uint64_t started = monotonicNs();
     bool busy = false;
-    const bool ok = group_.replace(r.name, out, kReplaceTimeoutMs, busy);
+    // What was judged, before the lock: a restart by the operator that ends
+    // in between leaves another process there, which is not replaced.
+    const std::optional<int> judged = group_.runningPid(r.name);
+    const bool ok = r.reason != "exited" || !judged ? group_.replace(r.name, out, kReplaceTimeoutMs, busy, judged)
+                                                    : (busy = true, false);
     if (busy) {
       // The operator's gtpcp restart has it: a new grace period, not a failure.
       supervisor_.restartedElsewhere(r.name, monotonicNs());
