@@ -32,7 +32,21 @@ bool isLocalAddress(const std::string& address) {
   if (fd < 0) return false;
   const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) == 0;
   ::close(fd);
-  return ok;
+  if (ok || family != AF_INET6) return ok;
+  // /proc/net/ipv6_route: destination (32 hex digits), prefix length (hex),
+  // source and its length, next hop, metric, use and reference counts,
+  // flags (RTF_LOCAL 0x80000000), device.
+  char want[33];
+  const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr.s6_addr;
+  for (int i = 0; i < 16; ++i) std::snprintf(want + 2 * i, 3, "%02x", a6[i]);
+  std::ifstream routes("/proc/net/ipv6_route");
+  for (std::string line; std::getline(routes, line);) {
+    std::istringstream in(line);
+    std::string dest, plen, src, slen, next, metric, refs, use, flags;
+    if (!(in >> dest >> plen >> src >> slen >> next >> metric >> refs >> use >> flags)) continue;
+    if (dest == want && plen == "80" && (std::stoul(flags, nullptr, 16) & 0x80000000u) != 0) return true;
+  }
+  return false;
 }
 
 namespace {

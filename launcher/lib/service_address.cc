@@ -32,9 +32,14 @@ bool makeServiceAddressesLocal(const std::vector<std::string>& addresses, std::o
       out << "service address " << a << " is not local and iproute2's ip is not installed to make it so\n";
       return false;
     }
+    // An IPv6 local route makes the address local for delivery but not for
+    // bind() (only an interface address does): the forwarder binds it with
+    // IPV6_FREEBIND, and whether the route is there is what ip's status
+    // says. `replace`: a route left by an earlier start is no error.
     const bool v6 = a.find(':') != std::string::npos;
-    std::vector<std::string> args{ip, v6 ? "-6" : "-4", "route", "add", "local", a + (v6 ? "/128" : "/32"), "dev", "lo",
-                                  "table", "local", "proto", std::to_string(kLocalRouteProtocol)};
+    std::vector<std::string> args{ip, v6 ? "-6" : "-4", "route", v6 ? "replace" : "add", "local",
+                                  a + (v6 ? "/128" : "/32"), "dev", "lo", "table", "local", "proto",
+                                  std::to_string(kLocalRouteProtocol)};
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -46,9 +51,11 @@ bool makeServiceAddressesLocal(const std::vector<std::string>& addresses, std::o
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (!net::isLocalAddress(a)) {
-      out << "service address " << a << " is not local and `ip route add local " << a
-          << " dev lo table local` failed (root is needed)\n";
+    const bool added = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (v6 ? !added : !net::isLocalAddress(a)) {
+      out << "service address " << a << " is not local and `" << (v6 ? "ip -6 route replace" : "ip route add")
+          << " local " << a << " dev lo table local` failed (exit status "
+          << (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) << "; root is needed)\n";
       return false;
     }
     out << "service address " << a << " made local (ip route show table local proto " << kLocalRouteProtocol << ")\n";

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "tests/support/frr.h"
 #include "tests/support/netns.h"
@@ -91,12 +92,13 @@ class AnnounceTest : public ::testing::Test {
     o.workers = 1;
     o.address = gtp::Ipv4{10, 99, 0, 1};
     o.netns = proxy_->name();
+    o.address6 = address6_;
     o.routing_yaml =
         "version: 1\npools:\n  internet:\n    gateways:\n      - {name: only, address: 10.250.0.9}\n"
         "rules:\n  - {name: default, pool: internet}\nhealth_check: {interval_ms: 0}\n";
     o.extra_yaml = "watchdog:\n  timeout_ms: 1000\n"
                    "bgp:\n  mode: frr\n  local_as: 65001\n  router_id: " + kProxyIp +
-                   "\n  neighbors:\n    - {address: " + kRouterIp + ", as: 65000}\n"
+                   "\n  neighbors:\n    - {address: " + kRouterIp + ", as: 65000}\n" + neighbors_extra_ +
                    "  vty_socket_dir: " + proxy_frr_->vtySocketDir() +
                    "\n  check_interval_ms: 200\n  return_hold_ms: 1000\n  lease_ms: 1000\n  withdraw_hold_ms: " +
                    std::to_string(withdraw_hold_ms) + "\n" + bgp_extra;
@@ -114,7 +116,55 @@ class AnnounceTest : public ::testing::Test {
   std::unique_ptr<Netns> proxy_, router_;
   std::unique_ptr<Frr> proxy_frr_, router_frr_;
   std::unique_ptr<testing::TestGroup> group_;
+  std::string address6_;         // gtpc.access.ipv6 of the group (a second service address)
+  std::string neighbors_extra_;  // more bgp.neighbors entries, as YAML list lines
 };
+
+// IPv6: a service address of each family, each announced in its own address
+// family over a BGP session of that family; the /128 reaches the router's
+// FIB and the group answers Echo through it.
+TEST_F(AnnounceTest, AnIpv6ServiceAddressIsAnnouncedAsA128AndAnswersThroughIt) {
+  const std::string proxy6 = "fd00:250::1", router6 = "fd00:250::2", service6 = "fd00:99::1";
+  for (const Netns* ns : {proxy_.get(), router_.get()}) {
+    // Addresses usable at once: no duplicate address detection on the veth.
+    for (const char* key : {"net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
+                            "net.ipv6.conf.all.disable_ipv6=0"}) {
+      auto o = ns->exec({"sysctl", "-w", key});
+      ASSERT_TRUE(o && o->status == 0) << key;
+    }
+  }
+  for (const auto& [ns, ifname, cidr] :
+       {std::tuple{proxy_.get(), "vp0", proxy6 + "/126"}, std::tuple{router_.get(), "vr0", router6 + "/126"}}) {
+    auto o = ns->exec({"sysctl", "-w", std::string("net.ipv6.conf.") + ifname + ".accept_dad=0"});
+    ASSERT_TRUE(o && o->status == 0);
+    ns->addAddress(ifname, cidr);
+  }
+  router_frr_->configureRouter(65000, kRouterIp, {{proxy6, 65001}}, BfdProfile{300ms, 3}, BgpTimers{3s, 9s, 1s});
+  address6_ = service6;
+  neighbors_extra_ = "    - {address: \"" + router6 + "\", as: 65000}\n";
+  startGroup();
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(waitAnnounced()) << "the IPv4 service address";
+  // Through the veth toward the proxy: zebra installs an eBGP IPv6 route
+  // of a directly connected neighbour via its link-local next hop.
+  const auto v6 = testing::waitForRoute(*router_, service6 + "/128", "dev vr0 proto bgp", kRouteBound);
+  ASSERT_TRUE(v6) << router_->fibRoute(service6 + "/128") << "\n"
+                  << router_->exec({"ip", "-6", "route"}).value_or(testing::Output{}).text;
+  std::cout << "FIGURE: IPv6 service address in the router's FIB " << v6->count() << " ms after the IPv4 one\n";
+  const std::string script =
+      "import socket,sys\n"
+      "s=socket.socket(socket.AF_INET6,socket.SOCK_DGRAM);s.settimeout(2)\n"
+      "s.sendto(bytes.fromhex('4001000900000100030001000a'),(sys.argv[1],2123))\n"
+      "d,a=s.recvfrom(2048)\n"
+      "print('ok' if d[1]==2 else 'type %d'%d[1])\n";
+  auto out = router_->exec({"python3", "-c", script, service6}, 10s);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->text, "ok\n") << "no Echo Response through the /128";
+  // Withdrawn together.
+  ASSERT_EQ(group_->gtpcp({"switchover"}).status, 0);
+  EXPECT_TRUE(testing::waitForNoRoute(*router_, service6 + "/128", kMoveBound));
+  EXPECT_TRUE(waitWithdrawn());
+}
 
 TEST_F(AnnounceTest, AHealthyInstanceIsAnnouncedAndAnswersThroughTheRoute) {
   startGroup();

@@ -218,6 +218,11 @@ void Frr::configureRouter(uint32_t as, const std::string& router_id, const std::
                                neighbor + " timers connect " + std::to_string(timers.connect_retry.count())});
     if (bfd) lines.insert(lines.end(), {neighbor + " bfd", neighbor + " bfd profile " + kBfdProfileName});
   }
+  // A neighbour over IPv6 carries IPv6 routes (FRR activates only IPv4 by default).
+  for (const auto& n : neighbors) {
+    if (n.address.find(':') == std::string::npos) continue;
+    lines.insert(lines.end(), {"address-family ipv6 unicast", "neighbor " + n.address + " activate", "exit-address-family"});
+  }
   lines.push_back("exit");
   configure(lines);
 }

@@ -191,7 +191,10 @@ void Netns::linkUp(const std::string& ifname) const { ip({"link", "set", ifname,
 void Netns::linkDown(const std::string& ifname) const { ip({"link", "set", ifname, "down"}); }
 
 std::string Netns::fibRoute(const std::string& prefix) const {
-  const auto out = run({ipProgram(), "-n", name_, "route", "show", prefix}, kIpTimeout);
+  // ip takes an IPv6 prefix after "route show" only with -6.
+  const auto out = run({ipProgram(), "-n", name_, prefix.find(':') != std::string::npos ? "-6" : "-4", "route",
+                        "show", prefix},
+                       kIpTimeout);
   if (!out || out->status != 0) return "";
   std::string line = out->text;
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
@@ -262,7 +265,11 @@ std::optional<std::chrono::milliseconds> waitForNoRoute(const Netns& ns, const s
                                                         std::chrono::milliseconds timeout) {
   // ip() throws when ip fails: a failing command must not pass for a route gone.
   return waitFor(
-      [&] { return ns.ip({"route", "show", prefix}).find_first_not_of(" \n") == std::string::npos; }, timeout);
+      [&] {
+        return ns.ip({prefix.find(':') != std::string::npos ? "-6" : "-4", "route", "show", prefix})
+                   .find_first_not_of(" \n") == std::string::npos;
+      },
+      timeout);
 }
 
 }  // namespace gtpcp::testing

@@ -40,6 +40,7 @@ TestGroup::TestGroup(const GroupOptions& o)
   if (!o.instance.empty()) y << "instance: " << o.instance << "\n";
   if (!o.log_level.empty()) y << "log:\n  level: " << o.log_level << "\n";
   y << "gtpc:\n  access:\n    ipv4: " << testing::toString(address_) << "\n";
+  if (!o.address6.empty()) y << "    ipv6: \"" << o.address6 << "\"\n";
   if (o.recovery) y << "  recovery: " << *o.recovery << "\n";
   if (o.t3_ms || o.n3) {
     y << "timers:\n";

@@ -18,6 +18,7 @@ struct GroupOptions {
   unsigned workers = 2;
   std::string routing_yaml;               // the routing document's text
   std::optional<gtp::Ipv4> address;       // gtpc.access.ipv4; default: freeLoopback()
+  std::string address6;                   // gtpc.access.ipv6; default: none
   std::optional<unsigned> recovery;       // gtpc.recovery
   std::optional<unsigned> t3_ms;          // timers.t3_ms
   std::optional<unsigned> n3;             // timers.n3
