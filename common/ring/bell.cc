@@ -9,18 +9,16 @@
 #include <cstring>
 #include <utility>
 
+#include "common/net/unix_address.h"
+
 namespace gtpcp::ring {
 
 namespace {
 
 Result<sockaddr_un> socketAddress(const std::string& path) {
-  sockaddr_un un{};
-  un.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof un.sun_path)
-    return fail(Errc::kInvalidArgument, "bell socket " + path + ": a path of 1 to " +
-                                            std::to_string(sizeof un.sun_path - 1) + " octets is needed");
-  std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
-  return un;
+  if (auto un = net::unixAddress(path)) return *un;
+  return fail(Errc::kInvalidArgument, "bell socket " + path + ": a path of 1 to " +
+                                          std::to_string(net::kMaxUnixPath) + " octets is needed");
 }
 
 }  // namespace

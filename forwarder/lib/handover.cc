@@ -11,6 +11,8 @@
 #include <cstring>
 #include <utility>
 
+#include "common/net/unix_address.h"
+
 namespace gtpcp::forwarder {
 
 namespace {
@@ -54,13 +56,9 @@ struct OfferMessage {
 std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 tl::expected<sockaddr_un, std::string> unixAddress(const std::string& path) {
-  sockaddr_un un{};
-  un.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof un.sun_path)
-    return tl::unexpected("hand-over socket " + path + ": a path of 1 to " + std::to_string(sizeof un.sun_path - 1) +
-                          " octets is needed");
-  std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
-  return un;
+  if (auto un = net::unixAddress(path)) return *un;
+  return tl::unexpected("hand-over socket " + path + ": a path of 1 to " + std::to_string(net::kMaxUnixPath) +
+                        " octets is needed");
 }
 
 // Waits up to `ms` for `fd` to be readable (or closed by its peer).

@@ -90,8 +90,10 @@ void WatchdogRuntime::check(uint64_t now_ns) {
     // What was judged, before the lock: a restart by the operator that ends
     // in between leaves another process there, which is not replaced.
     const std::optional<int> judged = group_.runningPid(r.name);
-    const bool ok = r.reason != "exited" || !judged ? group_.replace(r.name, out, kReplaceTimeoutMs, busy, judged)
-                                                    : (busy = true, false);
+    // Seen gone, running again already: started by someone else.
+    const bool started_meanwhile = r.reason == "exited" && judged.has_value();
+    const bool ok = !started_meanwhile && group_.replace(r.name, out, kReplaceTimeoutMs, busy, judged);
+    busy = busy || started_meanwhile;
     if (busy) {
       // The operator's gtpcp restart has it: a new grace period, not a failure.
       supervisor_.restartedElsewhere(r.name, monotonicNs());
