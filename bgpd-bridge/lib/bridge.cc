@@ -39,9 +39,10 @@ bool Bridge::reconcile(const FrrIntent& want, uint64_t real_ns) {
     counters_.vtysh_calls.add();
     auto text = frr_.runningConfig(daemon);
     if (!text) {
-      counters_.vtysh_failures.add();
-      state_.frr_reachable = false;
-      state_.last_error = text.error();
+      if (lookFailed(text.error())) {
+        state_.frr_reachable = false;
+        state_.last_error = text.error();
+      }
       return false;
     }
     const auto running = linesOf(parseRunningConfig(*text), daemon);
@@ -64,17 +65,39 @@ bool Bridge::reconcile(const FrrIntent& want, uint64_t real_ns) {
   return true;
 }
 
-void Bridge::step(const std::optional<group::BgpDecision>& decision, uint64_t renewed_ns, uint64_t mono_ns,
-                  uint64_t real_ns) {
+bool Bridge::lookFailed(const std::string& error) {
+  if (FrrControl::gaveWay(error)) {
+    counters_.looks_given_way.add();
+    gave_way_ = true;
+    return false;
+  }
+  counters_.vtysh_failures.add();
+  return true;
+}
+
+FrrIntent Bridge::wanted(const std::optional<group::BgpDecision>& decision, uint64_t renewed_ns,
+                         uint64_t mono_ns) const {
   FrrIntent want;  // withdraw, unless a decision with a running lease says otherwise
-  uint64_t generation = 0;
   const bool fresh = decision && renewed_ns != 0 && mono_ns >= renewed_ns && mono_ns - renewed_ns <= settings_.lease_ns;
   if (decision) {
     want.preference = decision->preference;
-    generation = decision->generation;
     if (fresh) want.intent = decision->intent;
   }
-  const bool expired = decision && !fresh && decision->intent == BgpIntent::kAnnounce;
+  return want;
+}
+
+bool Bridge::wouldChange(const std::optional<group::BgpDecision>& decision, uint64_t renewed_ns,
+                         uint64_t mono_ns) const {
+  return !(wanted(decision, renewed_ns, mono_ns) == working_for_);
+}
+
+void Bridge::step(const std::optional<group::BgpDecision>& decision, uint64_t renewed_ns, uint64_t mono_ns,
+                  uint64_t real_ns) {
+  const FrrIntent want = wanted(decision, renewed_ns, mono_ns);
+  const uint64_t generation = decision ? decision->generation : 0;
+  working_for_ = want;
+  gave_way_ = false;
+  const bool expired = decision && want.intent != decision->intent && decision->intent == BgpIntent::kAnnounce;
   if (expired && !state_.lease_expired) {
     counters_.lease_expiries.add();
     spdlog::warn("the bgp-watchdog's decision is {} ms old (lease {} ms): withdrawing", (mono_ns - renewed_ns) / 1'000'000,
@@ -107,6 +130,8 @@ void Bridge::step(const std::optional<group::BgpDecision>& decision, uint64_t re
       spdlog::info("{} ({}) applied in {} us", group::toString(want.intent), group::toString(want.preference),
                    state_.last_apply_us);
       state_.applied = want;
+      state_.applied_generation = generation;
+      if (on_applied_) on_applied_();
     }
     reconcile_due_ = true;  // and then check everything
   }
@@ -115,10 +140,8 @@ void Bridge::step(const std::optional<group::BgpDecision>& decision, uint64_t re
     next_reconcile_ns_ = mono_ns + settings_.reconcile_interval_ns;
   }
   if (state_.known && state_.applied == want) state_.applied_generation = generation;
-  if (mono_ns >= next_state_ns_) {
-    readState(mono_ns, real_ns);
-    next_state_ns_ = mono_ns + settings_.state_interval_ns;
-  }
+  if (gave_way_) return;  // the next turn has the new decision
+  if (mono_ns >= next_state_ns_) readState(mono_ns, real_ns);
 }
 
 void Bridge::withdraw(uint64_t real_ns) {
@@ -139,7 +162,7 @@ bool Bridge::announcedInTable() {
     counters_.vtysh_calls.add();
     auto t = frr_.showJson(v6 ? "show bgp ipv6 unicast json" : "show bgp ipv4 unicast json");
     if (!t) {
-      counters_.vtysh_failures.add();
+      lookFailed(t.error());
       return true;  // unknown: no kick on a failed look
     }
     const auto routes = t->value("routes", nlohmann::json::object());
@@ -157,8 +180,24 @@ bool Bridge::announcedInTable() {
 }
 
 void Bridge::readState(uint64_t mono_ns, uint64_t real_ns) {
-  if (state_.known && state_.applied.intent == BgpIntent::kAnnounce) {
-    state_.in_bgp_table = announcedInTable();
+  // Every look first, so that one that gives way leaves the last state
+  // whole rather than half read.
+  const bool announced = state_.known && state_.applied.intent == BgpIntent::kAnnounce;
+  const bool in_table = announced && announcedInTable();
+  if (gave_way_) return;
+  counters_.vtysh_calls.add();
+  auto n = frr_.showJson("show bgp neighbors json");
+  if (!n && !lookFailed(n.error())) return;
+  FrrResult<nlohmann::json> b = nlohmann::json::array();
+  if (settings_.frr.bfd) {
+    counters_.vtysh_calls.add();
+    b = frr_.showJson("show bfd peers json");
+    if (!b && !lookFailed(b.error())) return;
+  }
+  next_state_ns_ = mono_ns + settings_.state_interval_ns;
+
+  if (announced) {
+    state_.in_bgp_table = in_table;
     if (state_.in_bgp_table) {
       missing_since_ns_ = 0;
     } else if (missing_since_ns_ == 0) {
@@ -180,9 +219,6 @@ void Bridge::readState(uint64_t mono_ns, uint64_t real_ns) {
   state_.neighbors = static_cast<uint32_t>(settings_.frr.neighbors.size());
   state_.neighbors_up = 0;
   state_.neighbor_state = nlohmann::json::array();
-  counters_.vtysh_calls.add();
-  auto n = frr_.showJson("show bgp neighbors json");
-  if (!n) counters_.vtysh_failures.add();
   for (const auto& want : settings_.frr.neighbors) {
     nlohmann::json e = {{"address", want.address}, {"remote_as", want.remote_as}, {"state", "unknown"}};
     if (n && n->contains(want.address)) {
@@ -198,9 +234,6 @@ void Bridge::readState(uint64_t mono_ns, uint64_t real_ns) {
   state_.bfd_up = 0;
   state_.bfd_state = nlohmann::json::array();
   if (settings_.frr.bfd) {
-    counters_.vtysh_calls.add();
-    auto b = frr_.showJson("show bfd peers json");
-    if (!b) counters_.vtysh_failures.add();
     if (b && b->is_array()) {
       for (const auto& p : *b) {
         const std::string peer = p.value("peer", "");

@@ -5,7 +5,10 @@
 // Each turn (step()):
 //   - the decision, or "withdraw" once its lease ran out;
 //   - a changed decision goes to FRR at once, as the few network statements
-//     it changes (the fast path: one vtysh call);
+//     it changes (the fast path: one vtysh call), and is published before
+//     anything else is looked at (onApplied); a decision that changes while
+//     the bridge looks at FRR (a reconcile, the state) cuts the look short
+//     (FrrControl::kGaveWay): the turn ends and the next one applies it;
 //   - a full reconcile (FRR's running configuration against every object
 //     the group owns) at start, after every change, every
 //     reconcile_interval, and whenever FRR restarted (a daemon's identity
@@ -26,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -78,11 +82,21 @@ class Bridge {
   // The bridge stops: the route goes now (the lease interface goes with the
   // process anyway).
   void withdraw(uint64_t real_ns);
+  // Whether `decision` wants of FRR something else than the turn in
+  // progress works toward: asked from FrrControl's waiting hook.
+  bool wouldChange(const std::optional<group::BgpDecision>& decision, uint64_t renewed_ns, uint64_t mono_ns) const;
+  // Called as soon as the fast path applied a decision, so that whoever
+  // waits for it (gtpcp switchover) hears before the turn's looks.
+  void onApplied(std::function<void()> f) { on_applied_ = std::move(f); }
 
   const BridgeState& state() const noexcept { return state_; }
   nlohmann::json status() const;
 
  private:
+  // What a decision asks of FRR: withdraw unless its lease still runs.
+  FrrIntent wanted(const std::optional<group::BgpDecision>& decision, uint64_t renewed_ns, uint64_t mono_ns) const;
+  // A look's failure: false when it gave way (the turn ends), else counted.
+  bool lookFailed(const std::string& error);
   bool apply(const std::vector<std::string>& commands, uint64_t real_ns);
   bool reconcile(const FrrIntent& want, uint64_t real_ns);
   void readState(uint64_t mono_ns, uint64_t real_ns);
@@ -99,6 +113,9 @@ class Bridge {
   uint64_t next_state_ns_ = 0;
   bool reconcile_due_ = true;
   uint64_t missing_since_ns_ = 0;  // announced, and not in bgpd's table since
+  FrrIntent working_for_;          // the want of the turn in progress
+  bool gave_way_ = false;          // a look of this turn gave way
+  std::function<void()> on_applied_;
 };
 
 }  // namespace gtpcp::bridge

@@ -60,9 +60,16 @@ tl::expected<std::unique_ptr<BridgeRuntime>, std::string> BridgeRuntime::open(co
   auto beat = control::HeartbeatSender::open(r->paths_.heartbeatEndpoint(), "bgpd-bridge");
   if (!beat) return tl::unexpected(beat.error());
   r->heartbeat_ = std::move(*beat);
-  // A step may wait on vtysh for seconds: the heartbeat goes on meanwhile.
-  r->frr_->onWaiting([raw = r.get()] { raw->beat(); });
   r->bridge_.emplace(*r->frr_, settings, r->shm_->counters);
+  // A step may wait on vtysh for seconds: the heartbeat goes on meanwhile,
+  // and a look gives way to a decision that changed.
+  r->frr_->onWaiting([raw = r.get()] {
+    raw->beat();
+    uint64_t renewed = 0;
+    const auto decision = raw->readDecision(renewed);
+    return raw->bridge_->wouldChange(decision, renewed, monotonicNs());
+  });
+  r->bridge_->onApplied([raw = r.get()] { raw->publish(); });
   return r;
 }
 
@@ -94,23 +101,29 @@ void BridgeRuntime::beat() {
   heartbeat_->beat(now);
 }
 
+std::optional<group::BgpDecision> BridgeRuntime::readDecision(uint64_t& renewed_ns) {
+  if (!decision_segment_) {
+    if (auto seg = ring::SharedSegment::attach(paths_.bgpWatchdogSegment(), group::kBgpWatchdogSegmentKind))
+      decision_segment_.emplace(std::move(*seg));
+  }
+  renewed_ns = 0;
+  if (!decision_segment_) return std::nullopt;
+  const auto* w = static_cast<const group::BgpWatchdogShm*>(decision_segment_->payload());
+  renewed_ns = w->decision.renewed_ns.load(std::memory_order_relaxed);
+  // A copy torn by a writer descheduled mid-write is no decision to
+  // withdraw on: the last whole one stands until the next look.
+  group::BgpDecision d;
+  if (group::read(w->decision, d)) last_decision_ = std::move(d);
+  return last_decision_;
+}
+
 void BridgeRuntime::run(const std::atomic<bool>& stop) {
   group::announceServing(shm_->status);
   while (!stop.load(std::memory_order_relaxed)) {
     const uint64_t now = monotonicNs();
     beat();
-    if (!decision_segment_) {
-      if (auto seg = ring::SharedSegment::attach(paths_.bgpWatchdogSegment(), group::kBgpWatchdogSegmentKind))
-        decision_segment_.emplace(std::move(*seg));
-    }
-    std::optional<group::BgpDecision> decision;
     uint64_t renewed = 0;
-    if (decision_segment_) {
-      const auto* w = static_cast<const group::BgpWatchdogShm*>(decision_segment_->payload());
-      renewed = w->decision.renewed_ns.load(std::memory_order_relaxed);
-      group::BgpDecision d;
-      if (group::read(w->decision, d)) decision = std::move(d);
-    }
+    const auto decision = readDecision(renewed);
     if (!link_.up()) {
       spdlog::warn("lease interface {} was set down: setting it up", link_.name());
       link_.raise();

@@ -38,6 +38,8 @@ class BridgeRuntime {
   // The heartbeat, to the thread watchdog and in the segment.
   void beat();
   void writeStatus();
+  // The bgp-watchdog's latest whole decision and its lease.
+  std::optional<group::BgpDecision> readDecision(uint64_t& renewed_ns);
 
   group::Paths paths_;
   std::unique_ptr<FrrControl> frr_;
@@ -45,6 +47,7 @@ class BridgeRuntime {
   std::optional<ring::SharedSegment> segment_;
   group::BridgeShm* shm_ = nullptr;
   std::optional<ring::SharedSegment> decision_segment_;
+  std::optional<group::BgpDecision> last_decision_;
   std::optional<Bridge> bridge_;
   std::unique_ptr<control::HeartbeatSender> heartbeat_;
   std::string last_status_;

@@ -45,16 +45,21 @@ class FrrControl {
   // Called at least every kWaitingPeriodMs while a call waits on FRR: a slow
   // vtysh (seconds on a loaded host, bounded by its timeout) must not look
   // like a hung bridge to the thread watchdog, so the caller beats from here.
+  // Its answer true asks a look (runningConfig, showJson) to give way: it
+  // ends at once with kGaveWay, because a withdraw waiting behind a slow
+  // look at FRR's state would reach peers seconds late. A change
+  // (configure) never gives way: FRR would hold half of it.
   static constexpr int kWaitingPeriodMs = 100;
-  void onWaiting(std::function<void()> f) { waiting_ = std::move(f); }
+  static constexpr const char* kGaveWay = "gave way to a new decision";
+  void onWaiting(std::function<bool()> f) { waiting_ = std::move(f); }
+  static bool gaveWay(const std::string& error) { return error == kGaveWay; }
 
  protected:
-  void waiting() {
-    if (waiting_) waiting_();
-  }
+  // Whether the call should give way.
+  bool waiting() { return waiting_ ? waiting_() : false; }
 
  private:
-  std::function<void()> waiting_;
+  std::function<bool()> waiting_;
 };
 
 }  // namespace gtpcp::bridge

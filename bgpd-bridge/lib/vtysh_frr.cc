@@ -19,7 +19,7 @@ extern char** environ;
 
 namespace gtpcp::bridge {
 
-FrrResult<std::string> VtyshFrr::run(const std::vector<std::string>& commands) {
+FrrResult<std::string> VtyshFrr::run(const std::vector<std::string>& commands, bool look) {
   std::vector<std::string> args{settings_.vtysh};
   if (!settings_.vty_socket_dir.empty()) {
     args.push_back("--vty_socket");
@@ -51,13 +51,17 @@ FrrResult<std::string> VtyshFrr::run(const std::vector<std::string>& commands) {
   std::string text;
   const uint64_t deadline = monotonicNs() + uint64_t(settings_.timeout.count()) * 1'000'000;
   bool timed_out = false;
+  bool gave_way = false;
   for (;;) {
     const uint64_t now = monotonicNs();
     if (now >= deadline) {
       timed_out = true;
       break;
     }
-    waiting();
+    if (waiting() && look) {
+      gave_way = true;
+      break;
+    }
     pollfd p{out[0], POLLIN, 0};
     const int n = ::poll(&p, 1, std::min(static_cast<int>((deadline - now) / 1'000'000) + 1, kWaitingPeriodMs));
     if (n < 0 && errno == EINTR) continue;
@@ -69,10 +73,11 @@ FrrResult<std::string> VtyshFrr::run(const std::vector<std::string>& commands) {
     text.append(buf, static_cast<std::size_t>(r));
   }
   ::close(out[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
+  if (timed_out || gave_way) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (gave_way) return tl::unexpected(std::string(kGaveWay));
   if (timed_out) return tl::unexpected("vtysh did not answer within " + std::to_string(settings_.timeout.count()) + " ms");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -83,14 +88,14 @@ FrrResult<std::string> VtyshFrr::run(const std::vector<std::string>& commands) {
 }
 
 FrrResult<std::string> VtyshFrr::runningConfig(const std::string& daemon) {
-  return run({"show running-config " + daemon});
+  return run({"show running-config " + daemon}, true);
 }
 
 FrrResult<void> VtyshFrr::configure(const std::vector<std::string>& commands) {
   std::vector<std::string> all{"configure terminal"};
   all.insert(all.end(), commands.begin(), commands.end());
   all.push_back("end");
-  auto r = run(all);
+  auto r = run(all, false);
   if (!r) return tl::unexpected(r.error());
   // vtysh reports a command it refused on its output ("% ...") and may still
   // exit 0 for the lines it took.
@@ -102,7 +107,7 @@ FrrResult<void> VtyshFrr::configure(const std::vector<std::string>& commands) {
 }
 
 FrrResult<nlohmann::json> VtyshFrr::showJson(const std::string& command) {
-  auto r = run({command});
+  auto r = run({command}, true);
   if (!r) return tl::unexpected(r.error());
   auto j = nlohmann::json::parse(*r, nullptr, false);
   if (j.is_discarded()) return tl::unexpected("'" + command + "' did not answer JSON");

@@ -26,7 +26,8 @@ class VtyshFrr final : public FrrControl {
   FrrDaemons daemons() override;
 
  private:
-  FrrResult<std::string> run(const std::vector<std::string>& commands);
+  // `look`: a call that reads only, which gives way when asked to.
+  FrrResult<std::string> run(const std::vector<std::string>& commands, bool look);
   VtyshSettings settings_;
 };
 

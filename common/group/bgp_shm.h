@@ -26,7 +26,7 @@ namespace gtpcp::group {
 
 // The layout version is the last character: bump it whenever a struct changes.
 inline constexpr uint32_t kBgpWatchdogSegmentKind = 0x42475731;  // "BGW1"
-inline constexpr uint32_t kBridgeSegmentKind = 0x42524731;       // "BRG1"
+inline constexpr uint32_t kBridgeSegmentKind = 0x42524732;       // "BRG2"
 
 enum class BgpIntent : uint32_t { kWithdraw = 0, kAnnounce = 1 };
 enum class BgpPreference : uint32_t { kActive = 0, kStandby = 1 };
@@ -173,6 +173,7 @@ struct alignas(64) BridgeAppliedShm {
   X(frr_restarts, "bridge.frr_restarts", "FRR restarts seen (a daemon's pid changed)")                 \
   X(lease_expiries, "bridge.lease_expiries", "withdrawals because the bgp-watchdog's decision was stale") \
   X(announcements_given_again, "bridge.announcements_given_again", "announcements bgpd was configured with but did not hold, given again") \
+  X(looks_given_way, "bridge.looks_given_way", "looks at FRR's state cut short so that a new decision reached FRR at once") \
   X(last_apply_us, "bridge.last_apply_us", "how long FRR took to accept the last change, vtysh included (gauge)")
 
 struct BridgeCounters {

@@ -37,6 +37,7 @@ class FakeFrr final : public FrrControl {
   }
   FrrResult<void> configure(const std::vector<std::string>& commands) override {
     if (down) return tl::unexpected(std::string("vtysh: no daemon"));
+    calls.push_back("configure");
     batches.push_back(commands);
     std::vector<Node*> stack{&root};
     for (const auto& c : commands) {
@@ -68,6 +69,9 @@ class FakeFrr final : public FrrControl {
   }
   FrrResult<nlohmann::json> showJson(const std::string& command) override {
     if (down) return tl::unexpected(std::string("vtysh: no daemon"));
+    calls.push_back(command);
+    // A slow look: it waits once, the way VtyshFrr does.
+    if (slow_looks && waiting()) return tl::unexpected(std::string(kGaveWay));
     if (command == "show bgp neighbors json") return neighbors;
     if (command == "show bgp ipv4 unicast json") {
       // bgpd's table: every network statement, unless bgpd is stuck.
@@ -88,6 +92,8 @@ class FakeFrr final : public FrrControl {
   Node root;
   bool down = false;
   bool stuck = false;  // configured, but bgpd's table does not hold the network
+  bool slow_looks = false;
+  std::vector<std::string> calls;  // "configure" or the show command, in order
   std::vector<std::string> read_daemons;
   int reads = 0;
   std::vector<std::vector<std::string>> batches;
@@ -309,6 +315,60 @@ TEST_F(BridgeTest, NeighbourAndBfdStateAreReadBack) {
   const auto status = b.status();
   EXPECT_EQ(status["neighbors"][0]["state"], "Established");
   EXPECT_EQ(status["announced"], true);
+}
+
+// gtpcp switchover withdrew 1.6 s late on a loaded host: the decision
+// arrived while the bridge waited on vtysh for FRR's neighbour state.
+TEST_F(BridgeTest, ADecisionArrivingDuringALookCutsItShortAndGoesFirstNextTurn) {
+  frr_.neighbors = {{"10.250.0.2", {{"bgpState", "Established"}}}};
+  Bridge b(frr_, settings_, counters_);
+  std::optional<group::BgpDecision> latest = decision(BgpIntent::kAnnounce);
+  uint64_t now_ms = 1000;
+  frr_.onWaiting([&] { return b.wouldChange(latest, now_ms * kMs, now_ms * kMs); });
+  int published = 0;
+  std::vector<std::string> calls_when_published;
+  b.onApplied([&] {
+    ++published;
+    calls_when_published = frr_.calls;
+  });
+  step(b, latest, now_ms, now_ms);
+  ASSERT_TRUE(frr_.has(kNetwork));
+  ASSERT_EQ(b.state().neighbors_up, 1u);
+  const auto failures = counters_.vtysh_failures.load();
+
+  // The withdraw is decided while the next state look waits on FRR.
+  frr_.slow_looks = true;
+  frr_.calls.clear();
+  now_ms = 2100;
+  latest = decision(BgpIntent::kWithdraw, BgpPreference::kActive, 2);
+  step(b, decision(BgpIntent::kAnnounce), now_ms, now_ms);
+  EXPECT_EQ(counters_.looks_given_way.load(), 1u);
+  EXPECT_EQ(counters_.vtysh_failures.load(), failures);  // no failure: FRR answered nothing wrong
+  EXPECT_EQ(b.state().neighbors_up, 1u);                 // the last state stands whole
+  EXPECT_TRUE(frr_.has(kNetwork));
+
+  // The next turn applies it before it looks at anything, and says so.
+  frr_.calls.clear();
+  published = 0;
+  now_ms = 2120;
+  step(b, latest, now_ms, now_ms);
+  EXPECT_FALSE(frr_.has(kNetwork));
+  EXPECT_EQ(published, 1);
+  EXPECT_EQ(calls_when_published, std::vector<std::string>{"configure"});
+  EXPECT_EQ(b.state().applied_generation, 2u);
+}
+
+TEST_F(BridgeTest, AnUnchangedDecisionLetsEveryLookFinish) {
+  frr_.neighbors = {{"10.250.0.2", {{"bgpState", "Established"}}}};
+  frr_.slow_looks = true;
+  Bridge b(frr_, settings_, counters_);
+  const auto d = decision(BgpIntent::kAnnounce);
+  uint64_t now_ms = 1000;
+  frr_.onWaiting([&] { return b.wouldChange(d, now_ms * kMs, now_ms * kMs); });
+  for (; now_ms <= 4000; now_ms += 100) step(b, d, now_ms, now_ms);
+  EXPECT_EQ(counters_.looks_given_way.load(), 0u);
+  EXPECT_EQ(b.state().neighbors_up, 1u);
+  EXPECT_TRUE(b.state().in_bgp_table);
 }
 
 }  // namespace

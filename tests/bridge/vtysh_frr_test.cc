@@ -31,7 +31,10 @@ TEST(VtyshFrrTest, ASlowVtyshKeepsTheCallerBeating) {
   s.vtysh = script(dir, "sleep 0.8\necho 'bgpd running-config'");
   VtyshFrr frr(s);
   int calls = 0;
-  frr.onWaiting([&] { ++calls; });
+  frr.onWaiting([&] {
+    ++calls;
+    return false;
+  });
   const auto started = std::chrono::steady_clock::now();
   const auto r = frr.runningConfig("bgpd");
   ASSERT_TRUE(r) << r.error();
@@ -42,6 +45,24 @@ TEST(VtyshFrrTest, ASlowVtyshKeepsTheCallerBeating) {
   EXPECT_GE(calls, 5);
 }
 
+TEST(VtyshFrrTest, ALookGivesWayWhenAskedAndAChangeDoesNot) {
+  testing::TempDir dir;
+  VtyshSettings s;
+  s.vtysh = script(dir, "sleep 0.6\necho done");
+  s.timeout = 20s;
+  VtyshFrr frr(s);
+  int calls = 0;
+  frr.onWaiting([&] { return ++calls >= 2; });
+  const auto look = frr.showJson("show bgp neighbors json");
+  ASSERT_FALSE(look);
+  EXPECT_TRUE(FrrControl::gaveWay(look.error())) << look.error();
+  EXPECT_EQ(calls, 2);  // ended at the first ask, not at the script's end
+  calls = 0;
+  const auto change = frr.configure({"router bgp 65001"});
+  EXPECT_TRUE(change) << change.error();  // FRR would otherwise hold half of it
+  EXPECT_GE(calls, 2);
+}
+
 TEST(VtyshFrrTest, AHungVtyshIsKilledAtTheTimeout) {
   testing::TempDir dir;
   VtyshSettings s;
@@ -49,7 +70,10 @@ TEST(VtyshFrrTest, AHungVtyshIsKilledAtTheTimeout) {
   s.timeout = 500ms;
   VtyshFrr frr(s);
   int calls = 0;
-  frr.onWaiting([&] { ++calls; });
+  frr.onWaiting([&] {
+    ++calls;
+    return false;
+  });
   const auto r = frr.configure({"router bgp 65001"});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().find("did not answer within 500 ms"), std::string::npos) << r.error();
