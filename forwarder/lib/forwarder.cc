@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -352,6 +353,13 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
   f->readable_fresh_.assign(f->new_sockets_.size(), 1);
   f->rx_ = std::make_unique<ReceiveBuffers>(options.batch);
   f->rx_->overflow.assign(f->sockets_.size() * 2, 0);
+  // A socket handed over by a predecessor carries the kernel's drop count
+  // of its whole life, which the predecessor counted already: only what it
+  // drops from now on is this process's to count.
+  for (std::size_t i = 0; i < f->sockets_.size(); ++i) {
+    f->rx_->overflow[i] = socketDrops(f->sockets_[i]);
+    if (i < f->new_sockets_.size()) f->rx_->overflow[f->sockets_.size() + i] = socketDrops(f->new_sockets_[i]);
+  }
   f->sender_ = std::make_unique<Sender>(f->sockets_, options.batch, *f->shm_);
   if (options.routing != nullptr)
     f->health_ =
@@ -377,6 +385,15 @@ tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const Forw
     f->notice_ = listener.error() + ": a restart of this forwarder will not be hitless";
   }
   return f;
+}
+
+uint32_t socketDrops(int fd) noexcept {
+  if (fd < 0) return 0;
+  // SK_MEMINFO_DROPS is the count SO_RXQ_OVFL reports with each datagram.
+  uint32_t info[SK_MEMINFO_VARS]{};
+  socklen_t len = sizeof info;
+  if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0 || len <= SK_MEMINFO_DROPS * sizeof(uint32_t)) return 0;
+  return info[SK_MEMINFO_DROPS];
 }
 
 Forwarder::~Forwarder() {

@@ -79,6 +79,11 @@ class HeartbeatSender;
 }  // namespace gtpcp::control
 namespace gtpcp::forwarder {
 
+// The kernel's running count of datagrams socket `fd` dropped for want of
+// room (SO_MEMINFO): the count SO_RXQ_OVFL reports with each datagram. 0
+// for -1 or when the kernel does not say.
+uint32_t socketDrops(int fd) noexcept;
+
 class Forwarder {
  public:
   // Makes (or adopts) the forwarder's own segments, attaches to every

@@ -25,14 +25,18 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 
+#include "tests/integration/raw_gtp.h"
 #include "tests/support/frr.h"
 #include "tests/support/netns.h"
 #include "tests/support/peer.h"
 #include "tests/support/process.h"
 #include "tests/support/test_group.h"
+#include "tests/support/udp.h"
 
 namespace gtpcp {
 namespace {
@@ -50,8 +54,17 @@ const std::string kA = "10.250.1.1", kRouterA = "10.250.1.2";
 const std::string kB = "10.250.2.1", kRouterB = "10.250.2.2";
 const std::string kSgw = "10.250.3.1", kRouterS = "10.250.3.2";
 const std::string kPgw = "10.250.4.1", kRouterP = "10.250.4.2";
+// Further addresses of the SGW's and PGW's hosts, for the peers a test
+// plays by hand beside the load: an SGW that moves from X to Y, a PGW.
+const std::string kSgwX = "10.250.3.5", kSgwY = "10.250.3.6", kPgwByHand = "10.250.4.5";
 constexpr unsigned kSubscribers = 2000;
 constexpr unsigned kRate = 2000;
+
+gtp::Ipv4 ip4(const std::string& text) {
+  gtp::Ipv4 a;
+  if (!gtp::parseIpv4(text, a)) throw std::invalid_argument(text);
+  return a;
+}
 
 long long ms(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
@@ -68,6 +81,11 @@ class FailoverTest : public ::testing::Test {
     link(*b_, kB, kRouterB, "rb");
     link(*sgw_, kSgw, kRouterS, "rs");
     link(*pgw_, kPgw, kRouterP, "rp");
+    for (const auto& [host, address, via] : {std::tuple{sgw_.get(), kSgwX, kSgw}, std::tuple{sgw_.get(), kSgwY, kSgw},
+                                             std::tuple{pgw_.get(), kPgwByHand, kPgw}}) {
+      host->addAddress("eth0", address + "/32");
+      router_->addRoute(address + "/32", via);
+    }
     auto fwd = router_->exec({"sysctl", "-w", "net.ipv4.ip_forward=1"});
     ASSERT_TRUE(fwd && fwd->status == 0);
     router_frr_ = std::make_unique<Frr>(*router_);
@@ -120,8 +138,12 @@ class FailoverTest : public ::testing::Test {
     o.instance = name;
     o.address = gtp::Ipv4{10, 99, 0, 1};
     o.netns = ns.name();
+    // The load's subscribers go to the emulated PGW; the one subscriber a
+    // test plays by hand (IMSI 99900...) to a gateway the test answers for.
     o.routing_yaml = "version: 1\npools:\n  internet:\n    gateways:\n      - {name: pgw, address: " + kPgw +
-                     "}\nrules:\n  - {name: default, pool: internet}\nhealth_check: {interval_ms: 0}\n";
+                     "}\n  by-hand:\n    gateways:\n      - {name: pgw-by-hand, address: " + kPgwByHand +
+                     "}\nrules:\n  - {name: by-hand, match: {imsi_prefix: [\"99900\"]}, pool: by-hand}\n"
+                     "  - {name: default, pool: internet}\nhealth_check: {interval_ms: 0}\n";
     o.storage_yaml = "  mode: single\n  servers: [\"" + router_address + ":7379\"]\n";
     o.extra_yaml = std::string("group_size: 2\ninstance_index: ") + (standby ? "1" : "0") +
                    "\nwatchdog:\n  timeout_ms: 1000\n" +
@@ -312,6 +334,118 @@ TEST_F(FailoverTest, TheRouteReturnsAfterTheHoldDownAndAServesWhatBChanged) {
   // its pool, gateway and rule again by name.
   EXPECT_EQ(testing::TestGroup::workerSum(sa, "worker.restore_unrouted"), 0u);
   EXPECT_EQ(testing::TestGroup::workerSum(gb_->status(), "worker.restore_unrouted"), 0u);
+}
+
+// Case 5: stale state. Beside the load, one subscriber played by hand is
+// created through a; traffic moves to b, where its SGW moves from X to Y (a
+// Modify Bearer with a new sender F-TEID) and its PGW adds a dedicated
+// bearer. When the route returns to a, a must act on what b changed: the
+// PGW's Delete Bearer Request for that bearer reaches the SGW at Y with Y's
+// TEID, a Modify Bearer from Y is relayed, and the session is deleted from
+// Y; nothing ever goes to X again.
+TEST_F(FailoverTest, AfterTheReturnAActsOnTheSgwMoveAndTheBearerAddedThroughB) {
+  using namespace integration;
+  startGroup();
+  auto p = pgw();
+  auto s = sgw(30);
+  waitLoadOnA();
+  std::unique_ptr<testing::UdpSocket> x, y, gw;
+  sgw_->enter([&] {
+    x = std::make_unique<testing::UdpSocket>(ip4(kSgwX), 2123);
+    y = std::make_unique<testing::UdpSocket>(ip4(kSgwY), 2123);
+  });
+  pgw_->enter([&] { gw = std::make_unique<testing::UdpSocket>(ip4(kPgwByHand), 2123); });
+  const gtp::Ipv4 service = ip4(kService), at_x = x->address(), at_y = y->address(),
+                  at_gw = gw->address();
+  PgwResponder responder(at_gw);
+  const uint64_t imsi = 999000000000777;
+  // The request the gateway got from the proxy, answered.
+  const auto gatewayAnswers = [&](const char* what) -> Decoded {
+    auto r = gw->receive(5s);
+    if (!r) {
+      ADD_FAILURE() << "the gateway got no " << what;
+      return {};
+    }
+    const Bytes answer = responder.answer(r->bytes);
+    EXPECT_FALSE(answer.empty()) << what;
+    gw->sendTo(r->from, r->port, answer);
+    return decode(r->bytes);
+  };
+  // What `at` got, from the service address, of `type`.
+  const auto expectFromService = [&](testing::UdpSocket& at, uint8_t type, const char* what) -> Decoded {
+    auto r = at.receive(5s);
+    if (!r) {
+      ADD_FAILURE() << "no " << what;
+      return {};
+    }
+    EXPECT_EQ(r->from, service) << what;
+    Decoded d = decode(r->bytes);
+    EXPECT_EQ(d.type, type) << what << ": " << d.describe();
+    return d;
+  };
+  const uint64_t on_a_before = received(*ga_);
+
+  // 1. Created through a, from X.
+  ASSERT_TRUE(x->sendTo(service, 2123, createSessionRequest(1, imsi, at_x, 0x1001)));
+  const Decoded csr = gatewayAnswers("Create Session Request");
+  ASSERT_TRUE(csr.fteid(kIfSgwGtpC)) << csr.describe();
+  const uint32_t gateway_teid = csr.fteid(kIfSgwGtpC)->teid;
+  const Decoded created = expectFromService(*x, 33, "Create Session Response");
+  ASSERT_EQ(created.cause, kCauseAccepted) << created.describe();
+  ASSERT_TRUE(created.fteid(kIfPgwGtpC));
+  const uint32_t access_teid = created.fteid(kIfPgwGtpC)->teid;
+  EXPECT_GT(received(*ga_), on_a_before);
+
+  // 2. Traffic moves to b.
+  ASSERT_EQ(ga_->gtpcp({"switchover"}).status, 0);
+  ASSERT_TRUE(testing::waitForRoute(*router_, kServicePrefix, "via " + kB, 10s)) << router_->fibRoute(kServicePrefix);
+  const uint64_t on_b_before = received(*gb_);
+
+  // 3. Through b: the SGW moves to Y, and the PGW adds bearer 6, asked at Y.
+  const uint32_t y_teid = 0x2002;
+  ASSERT_TRUE(y->sendTo(service, 2123, modifyBearerRequest(2, access_teid, imsi, at_y, 1, y_teid)));
+  gatewayAnswers("Modify Bearer Request from Y");
+  EXPECT_EQ(expectFromService(*y, 35, "Modify Bearer Response at Y").cause, kCauseAccepted);
+  ASSERT_TRUE(gw->sendTo(service, 2123, createBearerRequest(0x10, gateway_teid, imsi, at_gw)));
+  const Decoded cbr = expectFromService(*y, 95, "Create Bearer Request at Y");
+  EXPECT_EQ(cbr.teid, y_teid);
+  ASSERT_TRUE(y->sendTo(service, 2123, createBearerResponse(cbr.sequence, access_teid, imsi, at_y, at_gw)));
+  auto cbresp = gw->receive(5s);
+  ASSERT_TRUE(cbresp) << "the Create Bearer Response never reached the gateway";
+  EXPECT_EQ(decode(cbresp->bytes).cause, kCauseAccepted);
+  EXPECT_GE(received(*gb_), on_b_before + 3) << "b did not carry them";
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return testing::TestGroup::workerSum(ga_->status(), "worker.sessions_demoted") > 0; }, 10s, 50ms))
+      << "a never heard that b wrote";
+
+  // 4. The route returns to a.
+  ASSERT_EQ(ga_->gtpcp({"switchover", "--off"}).status, 0);
+  ASSERT_TRUE(testing::waitForRoute(*router_, kServicePrefix, "via " + kA, 20s)) << router_->fibRoute(kServicePrefix);
+  const uint64_t found_before = testing::TestGroup::workerSum(ga_->status(), "worker.restore_found");
+
+  // 5. Through a: the bearer b added is removed at Y, ...
+  ASSERT_TRUE(gw->sendTo(service, 2123, deleteBearerRequest(0x11, gateway_teid, 6)));
+  const Decoded dbr = expectFromService(*y, 99, "Delete Bearer Request at Y");
+  EXPECT_EQ(dbr.teid, y_teid) << "a does not know the SGW's new TEID";
+  ASSERT_TRUE(y->sendTo(service, 2123, deleteBearerResponse(dbr.sequence, access_teid, 6)));
+  auto dbresp = gw->receive(5s);
+  ASSERT_TRUE(dbresp) << "the Delete Bearer Response never reached the gateway";
+  EXPECT_EQ(decode(dbresp->bytes).cause, kCauseAccepted);
+  EXPECT_GT(testing::TestGroup::workerSum(ga_->status(), "worker.restore_found"), found_before)
+      << "a did not read the session again";
+  // ... Y's Modify Bearer is relayed and answered ...
+  ASSERT_TRUE(y->sendTo(service, 2123, modifyBearerRequest(3, access_teid, imsi, at_y, 2)));
+  gatewayAnswers("Modify Bearer Request through a");
+  EXPECT_EQ(expectFromService(*y, 35, "Modify Bearer Response at Y through a").cause, kCauseAccepted);
+  // ... and the session deleted from Y.
+  ASSERT_TRUE(y->sendTo(service, 2123, deleteSessionRequest(4, access_teid)));
+  gatewayAnswers("Delete Session Request");
+  EXPECT_EQ(expectFromService(*y, 37, "Delete Session Response at Y").cause, kCauseAccepted);
+  EXPECT_FALSE(x->receive(200ms)) << "something went to the SGW's old address";
+
+  const auto r = s->wait(60s);
+  report("stale state (SGW moved, bearer added through b)", r);
+  expectEverySessionServed(r);
 }
 
 // Case 7: FRR restarted on the active under load. Its BGP session drops, so

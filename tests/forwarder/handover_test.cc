@@ -11,11 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <future>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "forwarder/lib/forwarder.h"
 #include "forwarder/lib/handover.h"
 #include "tests/support/process.h"
 
@@ -118,6 +120,42 @@ TEST_F(HandoverTest, WhatTheKernelQueuedIsReadFromTheSuccessorsCopy) {
   ASSERT_EQ(::send(bell_ringer_, "b", 1, 0), 1);
   EXPECT_EQ(receive(got.sockets.bell), "b");
   got.sockets.closeAll();
+}
+
+// A successor counts socket overflows from the kernel's running count on
+// the socket it inherited (SO_RXQ_OVFL rides along with each datagram):
+// its starting point is that count, read when it takes the socket over,
+// not 0, or it would count the predecessor's drops again.
+TEST_F(HandoverTest, AnInheritedSocketsDropsSoFarAreItsStartingPoint) {
+  const int small = 2048;  // the kernel doubles it, and then takes a few datagrams
+  const int one = 1;
+  ASSERT_EQ(::setsockopt(session_, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+  ASSERT_EQ(::setsockopt(session_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one), 0);
+  EXPECT_EQ(socketDrops(session_), 0u);
+  for (int i = 0; i < 200; ++i) sendTo(session_address_, std::string(512, 'x'));
+  const uint32_t before = socketDrops(session_);
+  EXPECT_GT(before, 0u) << "nothing dropped: the buffer took 200 datagrams";
+  // A datagram carries the count as it was when it was queued: the one
+  // queued after the flood says what socketDrops() said.
+  char data[1024];
+  while (::recv(session_, data, sizeof data, MSG_DONTWAIT) > 0) {
+  }
+  sendTo(session_address_, "after");
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint32_t))];
+  iovec iov{data, sizeof data};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = control;
+  m.msg_controllen = sizeof control;
+  ASSERT_GT(::recvmsg(session_, &m, MSG_DONTWAIT), 0);
+  cmsghdr* c = CMSG_FIRSTHDR(&m);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->cmsg_type, SO_RXQ_OVFL);
+  uint32_t reported = 0;
+  std::memcpy(&reported, CMSG_DATA(c), sizeof reported);
+  EXPECT_EQ(reported, before);
+  EXPECT_EQ(socketDrops(-1), 0u);
 }
 
 TEST_F(HandoverTest, AnotherPlanIsRefusedAndThePredecessorResumes) {

@@ -27,8 +27,10 @@
 
 #include "common/session/record.h"
 #include "tests/integration/fixture.h"
+#include "tests/integration/raw_gtp.h"
 #include "tests/support/process.h"
 #include "tests/support/redis.h"
+#include "tests/support/udp.h"
 
 namespace gtpcp::integration {
 namespace {
@@ -553,6 +555,112 @@ TEST_P(PersistenceFaultsTest, SentinelPrimaryKilledUnderCreations) {
         if (!promoted) return {};
         return {now};
       });
+}
+
+// A half-stored session, made by a real primary loss: the creation's record
+// (written when the request went to the PGW) reached both replicas; the
+// replicas are stopped and their links cut, so the record's "established"
+// write, made when the PGW accepted, lives on the primary alone; the primary is SIGKILLed and a
+// replica promoted, with the record as it was before the answer. A second
+// instance of the group that reads the session back must answer the SGW's
+// next request (Context Not Found, counted as restore_incomplete) and
+// remove it, not drop its requests for ever.
+TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostPrimaryIsAnsweredAndRemoved) {
+  if (GetParam().persist == "sync")
+    GTEST_SKIP() << "in sync mode the answer waits for a replica: no half-stored session is ever acknowledged";
+  sentinels_ = std::make_unique<testing::RedisSentinels>("gtpcp", 500);
+  const uint16_t old_primary = sentinels_->primaryPort();
+  ASSERT_NE(old_primary, 0);
+  std::vector<uint16_t> replicas;
+  for (const uint16_t p : sentinels_->serverPorts())
+    if (p != old_primary) replicas.push_back(p);
+  ASSERT_EQ(replicas.size(), 2u);
+  const std::string deployment = "  mode: sentinel\n  servers: " + serverList(sentinels_->sentinelPorts()) +
+                                 "\n  sentinel_master: " + sentinels_->name() + "\n  persist: async\n";
+  testing::GroupOptions oa;
+  oa.workers = 2;
+  oa.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
+  oa.storage_yaml = deployment;
+  oa.extra_yaml = "group_size: 2\ninstance_index: 0\n";
+  TestGroup& a = startGroup(oa);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(testing::waitUntil([&] { return persisterValue("persister.storage_up") == 1; }, 20s, 50ms));
+
+  testing::UdpSocket sgw(net_.addr(11), 2123), pgw(net_.addr(21), 2123);
+  PgwResponder responder(net_.addr(21));
+  const uint64_t imsi = 1010000000999;
+  ASSERT_TRUE(sgw.sendTo(net_.addr(kProxyHost), 2123, createSessionRequest(1, imsi, net_.addr(11), 0x1001)));
+  auto csr = pgw.receive(5s);
+  ASSERT_TRUE(csr) << "the PGW got no Create Session Request";
+  // The creation's record on both replicas, before the PGW answers.
+  const std::string pattern = "gtpcp:" + a.group() + ":*:s:*";
+  ASSERT_TRUE(testing::waitUntil(
+      [&] {
+        return std::all_of(replicas.begin(), replicas.end(),
+                           [&](uint16_t p) { return testing::redisScan(p, pattern).size() == 1; });
+      },
+      10s, 20ms))
+      << "the creation's record never reached the replicas";
+  // Stopped, and cut off: what the primary would still send them would wait
+  // in their sockets and be read when they resume.
+  for (const uint16_t p : replicas) sentinels_->server(p).pause();
+  ASSERT_TRUE(testing::redisCommand(old_primary, {"CLIENT", "KILL", "TYPE", "replica"}));
+  const Bytes answer = responder.answer(csr->bytes);
+  ASSERT_FALSE(answer.empty());
+  pgw.sendTo(csr->from, csr->port, answer);
+  auto created = sgw.receive(5s);
+  ASSERT_TRUE(created);
+  const Decoded cs = decode(created->bytes);
+  ASSERT_EQ(cs.cause, kCauseAccepted) << cs.describe();
+  ASSERT_TRUE(cs.fteid(kIfPgwGtpC));
+  const uint32_t access_teid = cs.fteid(kIfPgwGtpC)->teid;
+  // The answer's write, on the primary only.
+  ASSERT_TRUE(testing::waitUntil(
+      [&] {
+        const Stored st = stored({old_primary});
+        return st.records.size() == 1 && st.records.begin()->second.proxy().active();
+      },
+      10s, 20ms))
+      << "the established write never reached the primary";
+
+  sentinels_->server(old_primary).kill();
+  for (const uint16_t p : replicas) sentinels_->server(p).resume();
+  uint16_t now = 0;
+  ASSERT_TRUE(testing::waitUntil(
+      [&] {
+        now = sentinels_->primaryPort();
+        const auto role = now == 0 || now == old_primary ? std::optional<std::string>()
+                                                        : testing::redisCommand(now, {"ROLE"});
+        return role && role->rfind("master", 0) == 0;
+      },
+      20s, 50ms))
+      << "no replica was promoted";
+  {
+    const Stored st = stored({now});
+    ASSERT_EQ(st.records.size(), 1u);
+    ASSERT_FALSE(st.records.begin()->second.proxy().active())
+        << "the promoted replica holds the established record: no half-stored session to test";
+  }
+
+  // The group's other instance reads the session back at the SGW's next request.
+  testing::GroupOptions ob = oa;
+  ob.group = a.group();
+  ob.instance = "b";
+  ob.address = net_.addr(2);
+  ob.extra_yaml = "group_size: 2\ninstance_index: 1\n";
+  TestGroup b(ob);
+  ASSERT_TRUE(b.start()) << b.diagnostics();
+  ASSERT_TRUE(sgw.sendTo(net_.addr(2), 2123, modifyBearerRequest(2, access_teid, imsi, net_.addr(11))));
+  auto reply = sgw.receive(5s);
+  ASSERT_TRUE(reply) << "the half-stored session's request went unanswered: " << b.status().dump(1);
+  const Decoded mb = decode(reply->bytes);
+  EXPECT_EQ(mb.type, 35) << mb.describe();
+  EXPECT_EQ(mb.cause, kCauseContextNotFound) << mb.describe();
+  EXPECT_FALSE(pgw.receive(300ms)) << "b relayed what the PGW never confirmed";
+  EXPECT_EQ(TestGroup::workerSum(b.status(), "worker.restore_incomplete"), 1u) << b.status().dump(1);
+  EXPECT_TRUE(testing::waitUntil([&] { return testing::redisScan(now, pattern).empty(); }, 10s, 50ms))
+      << "the half-stored record was left in Redis";
+  b.stop();
 }
 
 // Every read of gtpcp start (the group's Recovery, its stored sessions, the

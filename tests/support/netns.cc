@@ -1,5 +1,7 @@
 #include "tests/support/netns.h"
 
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -8,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <regex>
@@ -227,6 +230,30 @@ Child Netns::spawn(const std::vector<std::string>& argv, const std::string& out,
 std::vector<int> Netns::pids() const { return pidsIn(NsId{dev_, ino_}); }
 
 bool Netns::killAll(std::chrono::milliseconds grace) const { return killAllIn(NsId{dev_, ino_}, grace); }
+
+void Netns::enter(const std::function<void()>& f) const {
+  const int home = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (home < 0) throw std::runtime_error(std::string("netns: /proc/thread-self/ns/net: ") + std::strerror(errno));
+  const std::string path = kNetnsDir + "/" + name_;
+  const int there = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (there < 0 || ::setns(there, CLONE_NEWNET) != 0) {
+    const std::string why = std::strerror(errno);
+    if (there >= 0) ::close(there);
+    ::close(home);
+    throw std::runtime_error("netns: setns " + path + ": " + why);
+  }
+  ::close(there);
+  struct Back {
+    int fd;
+    ~Back() {
+      // Nothing sensible is left if the thread cannot go home: the rest of
+      // the test would run in the wrong namespace.
+      if (::setns(fd, CLONE_NEWNET) != 0) std::abort();
+      ::close(fd);
+    }
+  } back{home};
+  f();
+}
 
 void veth(const Netns& a, const std::string& if_a, const Netns& b, const std::string& if_b) {
   if (if_a.size() > kMaxName || if_b.size() > kMaxName)

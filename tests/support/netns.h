@@ -79,6 +79,12 @@ class Netns {
   // A whole host crashing, as far as its processes go.
   bool killAll(std::chrono::milliseconds grace = std::chrono::seconds(2)) const;
 
+  // Runs `f` on the calling thread inside the namespace, and returns to the
+  // one it was in: a socket made in `f` stays in this namespace, so a test
+  // plays a peer of its own there without a process. Throws when setns
+  // fails.
+  void enter(const std::function<void()>& f) const;
+
  private:
   std::string name_;
   uint64_t dev_ = 0, ino_ = 0;  // the namespace's identity, as stat() of /run/netns/NAME gives it
