@@ -17,7 +17,7 @@
 namespace gtpcp::persister {
 
 // The layout version is its last character: bump it whenever PersisterShm changes.
-inline constexpr uint32_t kPersisterSegmentKind = 0x50455234;  // "PER4"
+inline constexpr uint32_t kPersisterSegmentKind = 0x50455235;  // "PER5"
 inline constexpr unsigned kMaxChannels = 64;                   // one per worker
 
 #define GTPCP_PERSISTER_COUNTERS(X)                                                                       \
@@ -30,7 +30,7 @@ inline constexpr unsigned kMaxChannels = 64;                   // one per worker
   X(pending_changes, "persister.pending_changes", "changes read and not yet acknowledged (gauge)")       \
   X(lag_ms, "persister.lag_ms", "age of the oldest change not yet in Redis (gauge)")                      \
   X(storage_up, "persister.storage_up", "1 when every channel reaches a primary for every slot (gauge)") \
-  X(lookups_received, "persister.lookups_received", "questions from the workers: a session by TEID, a partition's stored TEIDs") \
+  X(lookups_received, "persister.lookups_received", "questions from the workers: a session by TEID, a partition's stored TEIDs, a subscriber's sessions by IMSI") \
   X(lookups_found, "persister.lookups_found", "questions answered with a session or a list") \
   X(lookups_absent, "persister.lookups_absent", "sessions asked for that Redis does not hold") \
   X(lookups_failed, "persister.lookups_failed", "questions Redis did not answer (unreachable, error, unreadable record)") \
@@ -38,7 +38,8 @@ inline constexpr unsigned kMaxChannels = 64;                   // one per worker
   X(replica_waits, "persister.replica_waits", "WAITs sent after a batch (storage.sync_replicas): one per batch and primary") \
   X(replica_waits_repeated, "persister.replica_waits_repeated", "batches waited for again: a primary's replicas had not all copied them within storage.sync_wait_ms") \
   X(replicas_missing, "persister.replicas_missing", "1 when the last batch was released on a primary with fewer replicas connected than storage.sync_replicas (gauge)") \
-  X(foreign_writes, "persister.foreign_writes", "looks at the group's writes table that found sessions written by another instance since the last look (the workers give back the sessions they hold)")
+  X(foreign_writes, "persister.foreign_writes", "looks at the group's writes table that found sessions written by another instance since the last look (the workers give back the sessions they hold)") \
+  X(acts_for_stored, "persister.acts_for_stored", "1 while this instance acts for the group's sessions held only in Redis (it wrote last, or alone): walks read them in (gauge)")
 
 struct PersisterCounters {
   GTPCP_COUNTER_FIELDS(GTPCP_PERSISTER_COUNTERS)
@@ -61,6 +62,14 @@ struct GroupWritesShm {
   // instance's entry changed. Readers: the workers, relaxed: the value
   // carries nothing but itself (a change means "what you hold may be stale").
   std::atomic<uint64_t> foreign_epoch{0};
+  // PER-W2. Writer: the persister, after each look and each mark of its own
+  // writes. Readers: the workers, relaxed (the flag carries nothing else).
+  // 1: this instance acts for the group's stored sessions, those it holds
+  // only in Redis too (a gateway's restart, a connection set deleted): it is
+  // the group's latest writer (it wrote, and no other instance wrote since)
+  // or the only one. The others leave those sessions to it, so that a
+  // standby never tells an SGW what the active tells it already.
+  std::atomic<uint32_t> acts_for_stored{0};
   // The persister's alone.
   WriterSeenShm seen[kMaxWritersSeen];
 };

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <sstream>
 #include <thread>
 
 #include "common/group/from_config.h"
@@ -24,6 +25,9 @@ namespace gtpcp::group {
 namespace fs = std::filesystem;
 
 namespace {
+
+// How long a forked process may take to become its program.
+constexpr double kStartingS = 5.0;
 
 std::optional<int> readPid(const std::string& file) {
   std::ifstream in(file);
@@ -122,6 +126,26 @@ std::optional<int> ProcessControl::runningPid(const std::string& name) const {
                                                    : "gtpcp-worker";
   if (!runs(*pid, binary)) return std::nullopt;
   return pid;
+}
+
+bool ProcessControl::starting(const std::string& name) const {
+  auto pid = readPid(paths_.pidFile(name));
+  if (!pid || !processAlive(*pid)) return false;
+  // Its start time (/proc/PID/stat field 22, clock ticks since boot) against
+  // the uptime: a pid reused by a process that runs for long is not ours.
+  std::ifstream stat("/proc/" + std::to_string(*pid) + "/stat");
+  const std::string s((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = s.rfind(')');
+  std::ifstream up("/proc/uptime");
+  double uptime_s = 0;
+  if (close == std::string::npos || !(up >> uptime_s)) return false;
+  std::istringstream fields(s.substr(close + 2));
+  std::string f;
+  for (int i = 0; i < 20 && fields >> f; ++i) {
+  }
+  const double age_s = uptime_s - static_cast<double>(std::strtoull(f.c_str(), nullptr, 10)) /
+                                      static_cast<double>(sysconf(_SC_CLK_TCK));
+  return age_s < kStartingS;
 }
 
 std::optional<int> ProcessControl::spawn(const ProcessSpec& spec, std::ostream& out) {

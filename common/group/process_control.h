@@ -53,6 +53,11 @@ class ProcessControl {
 
   // The pid of a live process started for this group, if any.
   std::optional<int> runningPid(const std::string& name) const;
+  // The process the pid file names is alive, young, and not (yet) its
+  // program: forked by whoever started it and not yet exec'd, its command
+  // line still its parent's. Not dead: the thread watchdog waits for it
+  // rather than start a second one beside it.
+  bool starting(const std::string& name) const;
   // Starts `spec` detached and writes its pid file.
   std::optional<int> spawn(const ProcessSpec& spec, std::ostream& out);
   // SIGTERM to one process, SIGKILL after `timeout_ms`; false when it had to

@@ -74,6 +74,8 @@ namespace gtpcp::worker {
   X(restore_overflow, "worker.restore_overflow", "messages dropped because too many were held, or too large to hold") \
   X(ring_corruptions, "worker.ring_corruptions", "records of the worker's rings discarded as corrupt (a torn record header, or a head and tail that disagree)") \
   X(restore_conflicts, "worker.restore_conflicts", "stored sessions whose slot this worker had given to another session") \
+  X(completions, "worker.completions", "times every stored session of the worker's partitions was read in for a walk (a gateway restart, a connection set deleted)") \
+  X(completion_reads, "worker.completion_reads", "stored sessions looked up by completions") \
   X(sync_held, "worker.sync_held", "datagrams held until Redis acknowledged the changes before them (storage.persist: sync)") \
   X(sync_holding, "worker.sync_holding", "answers waiting now for Redis to acknowledge the changes before them (gauge)") \
   X(sync_overflow, "worker.sync_overflow", "datagrams dropped because too many were held for Redis (peers retransmit)") \

@@ -8,6 +8,10 @@
 //   "failed" (the storage did not answer).
 // - kStoredTeids: every access TEID the storage holds in a partition, sent
 //   back in chunks (StoredTeidsChunk) that fit a ring slot.
+// - kSubscriber: the access TEIDs of a subscriber's stored sessions (the
+//   partition's IMSI index), for a request that names the subscriber by IMSI
+//   alone (PGW Downlink Triggering Notification); the worker then reads the
+//   sessions it does not hold as kSession look-ups.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +26,7 @@ namespace gtpcp::session {
 enum class LookupKind : uint16_t {
   kSession = 1,
   kStoredTeids = 2,
+  kSubscriber = 3,
 };
 
 // Both rings' size: a look-up is one slot, an answer a few (a list of stored
@@ -68,5 +73,24 @@ struct StoredTeidsChunk {
   uint32_t count;
 };
 inline constexpr uint32_t kStoredTeidsPerChunk = 8192;
+
+// kSubscriber, lookup ring: the IMSI's digits.
+struct SubscriberLookup {
+  uint16_t partition;
+  uint8_t imsi_length;
+  char imsi[15];
+};
+
+// kSubscriber, restore ring: the header, then `count` uint32 access TEIDs
+// (at most kMaxSubscriberSessions: more PDN connections than a UE has).
+struct SubscriberSessions {
+  uint16_t partition;
+  uint8_t outcome;  // kFound (the list, possibly empty) or kFailed
+  uint8_t imsi_length;
+  char imsi[15];
+  uint8_t reserved;
+  uint32_t count;
+};
+inline constexpr uint32_t kMaxSubscriberSessions = 32;
 
 }  // namespace gtpcp::session

@@ -39,6 +39,7 @@ bool RestoreServer::turn() noexcept {
     p.kind = kind;
     p.partition = static_cast<uint16_t>(r->meta->aux);
     p.access_teid = 0;
+    p.imsi_length = 0;
     RedisErrc submitted = RedisErrc::kBadCommand;
     if (kind == LookupKind::kSession && r->payload.size() >= sizeof(session::SessionLookup)) {
       session::SessionLookup q;
@@ -53,6 +54,15 @@ bool RestoreServer::turn() noexcept {
       std::memcpy(&q, r->payload.data(), sizeof q);
       p.partition = q.partition;
       key_ = keys_.teids(q.partition);
+      const std::string_view argv[] = {"SMEMBERS", key_};
+      submitted = redis_.submit(keySlot(key_), argv, RedisCompletion{&RestoreServer::completed, &p});
+    } else if (kind == LookupKind::kSubscriber && r->payload.size() >= sizeof(session::SubscriberLookup)) {
+      session::SubscriberLookup q;
+      std::memcpy(&q, r->payload.data(), sizeof q);
+      p.partition = q.partition;
+      p.imsi_length = std::min<uint8_t>(q.imsi_length, sizeof q.imsi);
+      std::memcpy(p.imsi, q.imsi, sizeof q.imsi);
+      key_ = keys_.imsi(q.partition, std::string_view(p.imsi, p.imsi_length));
       const std::string_view argv[] = {"SMEMBERS", key_};
       submitted = redis_.submit(keySlot(key_), argv, RedisCompletion{&RestoreServer::completed, &p});
     }
@@ -74,6 +84,8 @@ bool RestoreServer::turn() noexcept {
     } else if (p.kind == LookupKind::kStoredTeids) {
       const session::StoredTeidsChunk c{p.partition, static_cast<uint8_t>(RestoreOutcome::kFailed), 1, 0};
       push(LookupKind::kStoredTeids, p.partition, {reinterpret_cast<const uint8_t*>(&c), sizeof c});
+    } else if (p.kind == LookupKind::kSubscriber && p.imsi_length != 0) {
+      failSubscriber(p);
     }
   }
   if (work) {
@@ -88,6 +100,8 @@ void RestoreServer::completed(void* user, const RedisResult& result) noexcept {
   RestoreServer& s = *p.server;
   if (p.kind == LookupKind::kSession) {
     s.answerSession(p, result);
+  } else if (p.kind == LookupKind::kSubscriber) {
+    s.answerSubscriber(p, result);
   } else {
     s.answerStoredTeids(p, result);
   }
@@ -156,6 +170,44 @@ void RestoreServer::answerStoredTeids(const Pending& p, const RedisResult& resul
     at += n;
   } while (at < teids_.size());
   counters_.lookups_found.add();
+}
+
+void RestoreServer::failSubscriber(const Pending& p) noexcept {
+  session::SubscriberSessions a{};
+  a.partition = p.partition;
+  a.outcome = static_cast<uint8_t>(RestoreOutcome::kFailed);
+  a.imsi_length = p.imsi_length;
+  std::memcpy(a.imsi, p.imsi, sizeof a.imsi);
+  push(LookupKind::kSubscriber, p.partition, {reinterpret_cast<const uint8_t*>(&a), sizeof a});
+}
+
+void RestoreServer::answerSubscriber(const Pending& p, const RedisResult& result) noexcept {
+  if (result.error != RedisErrc::kOk || result.reply == nullptr || result.reply->type != REDIS_REPLY_ARRAY) {
+    counters_.lookups_failed.add();
+    failSubscriber(p);
+    return;
+  }
+  // Members are session keys: "...:s:<access TEID, 8 hex digits>".
+  uint32_t teids[session::kMaxSubscriberSessions];
+  uint32_t n = 0;
+  const redisReply& r = *result.reply;
+  for (std::size_t i = 0; i < r.elements && n < session::kMaxSubscriberSessions; ++i) {
+    const redisReply* e = r.element[i];
+    if (e->type != REDIS_REPLY_STRING || e->len < 8) continue;
+    const char* hex = e->str + e->len - 8;
+    uint32_t teid = 0;
+    const auto [end, ec] = std::from_chars(hex, hex + 8, teid, 16);
+    if (ec == std::errc() && end == hex + 8 && teid != 0) teids[n++] = teid;
+  }
+  session::SubscriberSessions a{};
+  a.partition = p.partition;
+  a.outcome = static_cast<uint8_t>(RestoreOutcome::kFound);
+  a.imsi_length = p.imsi_length;
+  std::memcpy(a.imsi, p.imsi, sizeof a.imsi);
+  a.count = n;
+  counters_.lookups_found.add();
+  push(LookupKind::kSubscriber, p.partition, {reinterpret_cast<const uint8_t*>(&a), sizeof a},
+       {reinterpret_cast<const uint8_t*>(teids), n * sizeof(uint32_t)});
 }
 
 bool RestoreServer::push(LookupKind kind, uint16_t partition, std::span<const uint8_t> a,

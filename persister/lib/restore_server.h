@@ -6,7 +6,8 @@
 // A session look-up is one HGET of the record's "core" field (the proxy's
 // own state, all a worker needs to carry the session on); the subscriber's
 // other fields stay in Redis for the operator. A partition's stored TEIDs are
-// one SMEMBERS, sent back sorted and chunked. Look-ups share the channel's
+// one SMEMBERS, sent back sorted and chunked; a subscriber's sessions one
+// SMEMBERS of the partition's IMSI index, sent back as access TEIDs. Look-ups share the channel's
 // connection with the writes, so on one slot a look-up is answered after the
 // writes submitted before it.
 //
@@ -54,10 +55,14 @@ class RestoreServer {
     uint16_t partition = 0;
     uint32_t access_teid = 0;
     uint32_t next_free = 0;
+    uint8_t imsi_length = 0;  // kSubscriber
+    char imsi[15]{};
   };
   static void completed(void* pending, const RedisResult& result) noexcept;
   void answerSession(const Pending& p, const RedisResult& result) noexcept;
   void answerStoredTeids(const Pending& p, const RedisResult& result) noexcept;
+  void answerSubscriber(const Pending& p, const RedisResult& result) noexcept;
+  void failSubscriber(const Pending& p) noexcept;
   bool push(session::LookupKind kind, uint16_t partition, std::span<const uint8_t> a,
             std::span<const uint8_t> b = {}) noexcept;
   void flush() noexcept;

@@ -42,7 +42,20 @@ void WritesWatch::onWritten(void* self, const RedisResult& result) noexcept {
   auto* w = static_cast<WritesWatch*>(self);
   w->writing_ = false;
   // Not written: marked again at the next period.
-  if (result.error != RedisErrc::kOk) w->marked_ = ~uint64_t{0};
+  if (result.error != RedisErrc::kOk) {
+    w->marked_ = ~uint64_t{0};
+    return;
+  }
+  w->wrote_ = true;
+  w->foreign_since_ = false;
+  w->publishActs();
+}
+
+void WritesWatch::publishActs() noexcept {
+  const bool acts = (wrote_ && !foreign_since_) || !others_in_table_;
+  // PER-W2: relaxed, see GroupWritesShm.
+  shm_.acts_for_stored.store(acts ? 1 : 0, std::memory_order_relaxed);
+  counters_.acts_for_stored.set(acts ? 1 : 0);
 }
 
 void WritesWatch::onRead(void* self, const RedisResult& result) noexcept {
@@ -54,16 +67,16 @@ void WritesWatch::onRead(void* self, const RedisResult& result) noexcept {
 void WritesWatch::look(const redisReply& reply) noexcept {
   if (reply.type != REDIS_REPLY_ARRAY) return;
   bool changed = false;
+  bool others = false;
   for (std::size_t i = 0; i + 1 < reply.elements; i += 2) {
     const redisReply* f = reply.element[i];
     const redisReply* v = reply.element[i + 1];
     if (f == nullptr || v == nullptr || f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
     const std::string_view name(f->str, f->len);
     const std::string_view value(v->str, v->len);
-    if (name == instance_ || name.size() >= sizeof(WriterSeenShm::instance) ||
-        value.size() >= sizeof(WriterSeenShm::value)) {
-      continue;
-    }
+    if (name == instance_) continue;
+    others = true;
+    if (name.size() >= sizeof(WriterSeenShm::instance) || value.size() >= sizeof(WriterSeenShm::value)) continue;
     WriterSeenShm* entry = nullptr;
     WriterSeenShm* unused = nullptr;
     for (WriterSeenShm& e : shm_.seen) {
@@ -90,6 +103,9 @@ void WritesWatch::look(const redisReply& reply) noexcept {
     std::memcpy(entry->value, value.data(), value.size());
     entry->value[value.size()] = '\0';
   }
+  others_in_table_ = others;
+  if (changed) foreign_since_ = true;
+  publishActs();
   if (!changed) return;
   counters_.foreign_writes.add();
   // PER-W1: relaxed, see GroupWritesShm.

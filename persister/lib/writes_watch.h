@@ -15,6 +15,10 @@
 // Redis nothing; the standby learns within two periods of the active's
 // writes, long before a route can come back (the return hold-down, or a BGP
 // session re-established after a freeze).
+//
+// The same table says who acts for the sessions no instance holds in memory
+// (GroupWritesShm::acts_for_stored): the instance that wrote last, that is
+// the one carrying the traffic, or the only one that ever wrote.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +49,7 @@ class WritesWatch {
  private:
   static void onRead(void* self, const RedisResult& result) noexcept;
   static void onWritten(void* self, const RedisResult& result) noexcept;
+  void publishActs() noexcept;
 
   RedisClient& redis_;
   std::string key_;
@@ -57,6 +62,9 @@ class WritesWatch {
   uint64_t next_ns_ = 0;
   bool reading_ = false;
   bool writing_ = false;
+  bool wrote_ = false;            // this instance's writes marked at least once
+  bool foreign_since_ = false;    // another instance wrote since this one's last mark
+  bool others_in_table_ = false;  // another instance has an entry
 };
 
 }  // namespace gtpcp::persister

@@ -298,6 +298,27 @@ TEST_F(FailoverTest, APlannedSwitchoverLosesNothing) {
   EXPECT_EQ(r.value("/sessions/deleted"), kSubscribers) << r.describe();
 }
 
+// Case 6, the other half: gtpcp stop on the active under load. The route
+// goes first (the stop withdraws and waits for FRR to have it), then a
+// drains what it forwarded; nothing is lost and nothing times out.
+TEST_F(FailoverTest, APlannedStopMovesTrafficFirstAndLosesNothing) {
+  startGroup();
+  auto p = pgw();
+  auto s = sgw(12);
+  waitLoadOnA();
+  const auto t0 = Clock::now();
+  const auto reply = ga_->gtpcp({"stop"});
+  const auto stopped = ms(Clock::now() - t0);
+  EXPECT_EQ(reply.status, 0) << reply.text;
+  // The order is what the SGW's result shows (no timeout): here, that the
+  // route did go to b.
+  EXPECT_TRUE(testing::waitForRoute(*router_, kServicePrefix, "via " + kB, 5s)) << router_->fibRoute(kServicePrefix);
+  const auto r = s->wait(60s);
+  std::cout << "FIGURE: gtpcp stop on the active: stopped " << stopped << " ms after the command, the route on b\n";
+  report("stop", r);
+  expectEverySessionServed(r);
+}
+
 // Cases 4 and 5: the traffic moves to b, b changes every session (each
 // Modify Bearer it carries), and the route comes back to a only after the
 // return hold-down; a then serves every session as b left it: it gave back

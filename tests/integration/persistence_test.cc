@@ -836,6 +836,78 @@ TEST_F(PersistenceTest, AnInstanceServingAgainActsOnWhatTheOtherChangedMeanwhile
 }
 
 
+// Sessions held only in Redis are walked too. 300 subscribers attach
+// through a, which stops; b carries the traffic from then on (its first
+// write makes it the group's latest writer) and holds none of them in
+// memory. The PGW restarts: b reads every stored session of its partitions
+// in (worker.completions), tells the SGW of each, and removes them, from
+// Redis too.
+TEST_F(PersistenceTest, APgwRestartAfterATakeoverTellsTheSgwOfTheSessionsHeldOnlyInRedis) {
+  constexpr std::size_t kSubscribers = 300;
+  // A Redis of the test's own: an embedded one would stop with a.
+  testing::TempDir redis_dir;
+  testing::RedisServer redis(redis_dir.path(), {});
+  testing::GroupOptions oa = instanceA(2);
+  port_ = redis.port();
+  oa.storage_yaml = "  mode: single\n  servers: [\"127.0.0.1:" + std::to_string(port_) + "\"]\n";
+  oa.routing_yaml = onlyGateway(ip(21), "health_check: {interval_ms: 200, misses: 3, restart_notify_rate: 1000}\n");
+  TestGroup& a = startGroup(oa);
+  ASSERT_FALSE(HasFailure());
+  TestGroup b(instanceB(oa, a.group(), "group_size: 2\ninstance_index: 1\n"));
+  ASSERT_TRUE(b.start()) << b.diagnostics();
+  const std::string dir = a.dir().path();
+  const std::vector<std::string> pgw_args = {"--pgw", ip(21), "--proxy", proxy(), "--subscribers",
+                                             std::to_string(kSubscribers + 10)};
+  auto pgw = std::make_unique<testing::PeerRun>(
+      [&] { auto v = pgw_args; v.insert(v.end(), {"--recovery", "3"}); return v; }(), dir, "pgw-before");
+  ASSERT_TRUE(testing::waitUntil([&] { return udpPortTaken(ip(21), 2123); }, 5s, 10ms));
+  testing::PeerRun sgw({"--sgw", ip(11), "--proxy", proxy(), "--subscribers", std::to_string(kSubscribers), "--mode",
+                        "hold", "--setup-rate", "1000", "--duration", "60", "--t3-ms", "1000"},
+                       dir, "sgw");
+  ASSERT_TRUE(settledWith(kSubscribers)) << records().size() << " records; " << a.status().dump(1);
+  a.stop();
+
+  // Traffic now through b: one more subscriber, from another SGW.
+  testing::UdpSocket other_sgw(net_.addr(12), 2123);
+  ASSERT_TRUE(other_sgw.sendTo(net_.addr(2), 2123, createSessionRequest(1, 1010000000888, net_.addr(12), 0x1001)));
+  auto created = other_sgw.receive(5s);
+  ASSERT_TRUE(created) << b.status().dump(1);
+  ASSERT_EQ(decode(created->bytes).cause, kCauseAccepted);
+  ASSERT_TRUE(testing::waitUntil([&] { return records().size() == kSubscribers + 1; }, 10s, 50ms));
+  EXPECT_EQ(b.status().value("sessions", 0ull), 1u) << "b holds only what it carried";
+  // b acts for the stored sessions once its write is the latest the group saw.
+  ASSERT_TRUE(testing::waitUntil(
+      [&] {
+        return TestGroup::process(b.status(), "persister")["counters"].value("persister.acts_for_stored", 0ull) == 1;
+      },
+      5s, 50ms))
+      << TestGroup::process(b.status(), "persister").dump(1);
+
+  // The PGW restarts: Recovery 3 -> 4, seen by b's health checks.
+  ASSERT_EQ(::kill(pgw->pid(), SIGTERM), 0);
+  EXPECT_TRUE(pgw->wait(10s).status.has_value());
+  pgw = std::make_unique<testing::PeerRun>(
+      [&] { auto v = pgw_args; v.insert(v.end(), {"--recovery", "4"}); return v; }(), dir, "pgw-after");
+  ASSERT_TRUE(testing::waitUntil(
+      [&] { return TestGroup::workerSum(b.status(), "worker.restart_sessions_removed") == kSubscribers + 1; }, 30s,
+      100ms))
+      << b.status().dump(1);
+  const json sb = b.status();
+  note(sb.dump(1));
+  EXPECT_GE(TestGroup::workerSum(sb, "worker.completions"), 1u);
+  EXPECT_EQ(TestGroup::workerSum(sb, "worker.completion_reads"), kSubscribers) << "each stored session read once";
+  EXPECT_TRUE(other_sgw.receive(5s)) << "the SGW b created through was told too";
+  EXPECT_TRUE(testing::waitUntil([&] { return records().empty(); }, 10s, 100ms)) << records().size() << " left";
+  // Every SGW session answered for: the hold ends (SIGTERM: no detach).
+  EXPECT_TRUE(testing::waitUntil(
+      [&] { return TestGroup::workerSum(b.status(), "worker.own_requests_answered") >= kSubscribers; }, 10s, 50ms));
+  ASSERT_EQ(::kill(sgw.pid(), SIGTERM), 0);
+  const auto r = sgw.wait(30s);
+  note(r.describe());
+  EXPECT_EQ(r.value("/network_initiated/sessions_deleted_by_network"), kSubscribers) << r.describe();
+  b.stop();
+}
+
 TEST_F(PersistenceTest, ASecondInstanceWithARunningInstancesShareDoesNotStart) {
   const testing::GroupOptions oa = instanceA(1);
   TestGroup& a = startGroup(oa);

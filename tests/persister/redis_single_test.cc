@@ -293,6 +293,8 @@ TEST(WritesWatch, EachInstanceSeesTheOthersWritesAndNotItsOwn) {
   period(0, 0);
   EXPECT_EQ(shm_a.writes.foreign_epoch.load(), 0u) << "nobody wrote";
   EXPECT_EQ(shm_b.writes.foreign_epoch.load(), 0u);
+  // Neither wrote and neither sees another: each may be alone.
+  EXPECT_EQ(shm_a.writes.acts_for_stored.load(), 1u);
 
   period(5, 0);  // a marks its writes
   period(5, 0);  // b reads them
@@ -300,12 +302,20 @@ TEST(WritesWatch, EachInstanceSeesTheOthersWritesAndNotItsOwn) {
   EXPECT_EQ(shm_a.writes.foreign_epoch.load(), 0u) << "its own writes are not foreign";
   period(5, 0);
   EXPECT_EQ(shm_b.writes.foreign_epoch.load(), 1u) << "no new write, no new epoch";
+  // a carries the traffic: it acts for the stored sessions, b does not.
+  EXPECT_EQ(shm_a.writes.acts_for_stored.load(), 1u);
+  EXPECT_EQ(shm_b.writes.acts_for_stored.load(), 0u);
 
   period(9, 3);
   period(9, 3);
   EXPECT_EQ(shm_b.writes.foreign_epoch.load(), 2u);
   EXPECT_EQ(shm_a.writes.foreign_epoch.load(), 1u);
   EXPECT_EQ(shm_a.counters.foreign_writes.load(), 1u);
+  // The traffic moved to b: b writes on, a no longer.
+  period(9, 7);
+  period(9, 7);
+  EXPECT_EQ(shm_b.writes.acts_for_stored.load(), 1u);
+  EXPECT_EQ(shm_a.writes.acts_for_stored.load(), 0u);
 
   // A restarted persister of b (a new start, the same segment) compares with
   // what its predecessor saw: a's entry did not change.

@@ -248,6 +248,53 @@ TEST_F(RestoreServerTest, APartitionsStoredTeidsComeBackSortedInChunks) {
   EXPECT_EQ(c.last, 1u) << "an empty partition is one empty, last chunk";
 }
 
+// A subscriber named by IMSI alone: the partition's IMSI index, as the
+// persister keeps it (session keys), comes back as access TEIDs.
+TEST_F(RestoreServerTest, ASubscribersSessionsComeBackFromItsIndexAsTeids) {
+  const uint16_t partition = 77;
+  const uint32_t t1 = session::makeTeid(partition, 3, session::Leg::kAccess, 1);
+  const uint32_t t2 = session::makeTeid(partition, 9, session::Leg::kAccess, 2);
+  const std::string index = keys_.imsi(partition, "001010000000050");
+  const std::string k1 = keys_.session(partition, t1), k2 = keys_.session(partition, t2);
+  Outcome added;
+  const std::string_view sadd[] = {"SADD", index, k1, k2};
+  ASSERT_EQ(client_->submit(keySlot(index), sadd, recordInto(added)), RedisErrc::kOk);
+  ASSERT_TRUE(runUntil(loop_, [&] { return added.done; }, 5s));
+  ASSERT_EQ(added.error, RedisErrc::kOk) << added.text;
+
+  const auto lookup = [&](const std::string& imsi) {
+    session::SubscriberLookup q{partition, static_cast<uint8_t>(imsi.size()), {}};
+    std::memcpy(q.imsi, imsi.data(), imsi.size());
+    ask(LookupKind::kSubscriber, partition, {reinterpret_cast<const uint8_t*>(&q), sizeof q});
+  };
+  lookup("001010000000050");
+  lookup("001010000000051");
+  const auto got = answers(2);
+  ASSERT_EQ(got.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(got[i].first, LookupKind::kSubscriber);
+    session::SubscriberSessions a;
+    ASSERT_GE(got[i].second.size(), sizeof a);
+    std::memcpy(&a, got[i].second.data(), sizeof a);
+    EXPECT_EQ(a.outcome, static_cast<uint8_t>(RestoreOutcome::kFound));
+    EXPECT_EQ(a.partition, partition);
+    EXPECT_EQ(std::string(a.imsi, a.imsi_length), i == 0 ? "001010000000050" : "001010000000051");
+    ASSERT_EQ(got[i].second.size(), sizeof a + a.count * 4u);
+    std::vector<uint32_t> teids(a.count);
+    if (a.count != 0) std::memcpy(teids.data(), got[i].second.data() + sizeof a, a.count * 4u);
+    std::sort(teids.begin(), teids.end());
+    if (i == 0) EXPECT_EQ(teids, (std::vector<uint32_t>{std::min(t1, t2), std::max(t1, t2)}));
+    else EXPECT_TRUE(teids.empty()) << "a subscriber without a stored session: an empty list";
+  }
+  redis_->kill();
+  lookup("001010000000050");
+  const auto failed = answers(1);
+  ASSERT_EQ(failed.size(), 1u);
+  session::SubscriberSessions a;
+  std::memcpy(&a, failed[0].second.data(), sizeof a);
+  EXPECT_EQ(a.outcome, static_cast<uint8_t>(RestoreOutcome::kFailed));
+}
+
 TEST_F(RestoreServerTest, AnUnreachableRedisIsFailedNeverAbsent) {
   redis_->kill();
   const uint32_t teid = session::makeTeid(300, 4, session::Leg::kAccess, 3);

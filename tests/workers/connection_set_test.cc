@@ -10,6 +10,7 @@
 #include <set>
 
 #include "tests/workers/proxy_fixture.h"
+#include "tests/workers/storage_stand_in.h"
 
 namespace gtpcp::worker::test {
 namespace {
@@ -86,6 +87,47 @@ class ConnectionSetTest : public ProxyTest {
 
   uint32_t sgw_sequence_ = 100;  // a new number for each creation: not a retransmission
 };
+
+// The sessions of the set that this worker holds only in Redis (after a
+// failover, a restart, a demotion) are read in and deleted too.
+TEST_F(ConnectionSetTest, TheSessionsOfTheSetHeldOnlyInRedisAreDeletedToo) {
+  std::vector<Session> set1;
+  for (int i = 0; i < 4; ++i) set1.push_back(attachWith("00101000000010" + std::to_string(i), kSgw, 1, 1, 1));
+  const Session kept = attachWith("001010000000199", kSgw, 1, 2, 1);
+  RestoreSettings settings;
+  settings.load_stored_teids = false;
+  RecordingLookups lookups;
+  Restorer restorer(settings, layout_, sessions_, header_->counters, lookups, header_->stored_teids_loaded);
+  proxy_->setRestorer(&restorer);
+  StorageStandIn storage(restorer, lookups, Restorer::Replay{nullptr, nullptr});
+  // Three of the set and the kept one are in Redis only.
+  for (const Session& s : {set1[1], set1[2], set1[3], kept}) {
+    SessionShm* slot = sessions_.find(s.access_teid);
+    ASSERT_NE(slot, nullptr);
+    storage.records[s.access_teid] = *slot;
+    sessions_.release(*slot);
+  }
+  ASSERT_EQ(sessions_.active(), 1u);
+
+  auto out = feed(deleteSet(0x3302, {{fqCsid(kSgwNode, {1}), 1}}), net::Address::v4(kSgw, kPort));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(readFirst<CauseIe>(decode(out[0].bytes))->value, static_cast<uint8_t>(Cause::kRequestAccepted));
+  ASSERT_TRUE(restorer.completing());
+  std::set<std::string> told;
+  uint64_t now = 1'100'000'000;
+  for (int i = 0; i < 4; ++i) {
+    for (const Sent& r : turn(now += 1'000'000)) told.insert(r.to.toString());
+    storage.completion(now);
+  }
+  EXPECT_EQ(storage.session_lookups, 4);
+  for (const Session& s : set1) EXPECT_FALSE(live(s.access_teid));
+  EXPECT_TRUE(live(kept.access_teid)) << "read in, and not of the set";
+  EXPECT_EQ(header_->counters.connection_set_sessions_deleted.load(), 4u);
+  EXPECT_EQ(told, (std::set<std::string>{net::Address::v4(kPgw1, kPort).toString(),
+                                         net::Address::v4(kPgw2, kPort).toString()}))
+      << "each PGW told once";
+  proxy_->setRestorer(nullptr);
+}
 
 TEST(Csids, AreKeptPerNodeFromTheMessagesThatCarryThem) {
   std::vector<uint8_t> buf(256);

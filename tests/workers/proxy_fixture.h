@@ -69,6 +69,24 @@ inline void addCause(Builder& b, std::optional<uint8_t> cause) {
   b.add(c);
 }
 
+// A PGW Downlink Triggering Notification for `imsi` from the PGW, naming the
+// PGW's F-TEID (TEID `pgw_teid`).
+inline std::vector<uint8_t> downlinkTriggering(const std::string& imsi, uint32_t sequence, uint32_t pgw_teid, const Ipv4& pgw) {
+  std::vector<uint8_t> buf(128);
+  Builder b(buf);
+  b.begin(MessageType::kPgwDownlinkTriggeringNotification, 0u, sequence);
+  Imsi i;
+  for (char ch : imsi) i.digits.push(ch);
+  b.add(i);
+  FTeid f;
+  f.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8PgwGtpC);
+  f.teid = pgw_teid;
+  f.ipv4 = pgw;
+  b.add(f);
+  buf.resize(b.finish()->size());
+  return buf;
+}
+
 // A message with `ebis` Bearer Contexts (EBI, and Cause `cause` when given).
 inline std::vector<uint8_t> withBearers(MessageType type, uint32_t teid, uint32_t sequence, std::optional<uint8_t> cause,
                                         std::initializer_list<uint8_t> ebis, std::optional<uint8_t> lbi = std::nullopt) {

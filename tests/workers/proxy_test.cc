@@ -970,24 +970,6 @@ TEST_F(ProxyTest, AnAnsweredOwnRequestIsNotSentAgain) {
   EXPECT_EQ(header_->counters.own_requests_retransmitted.load(), 0u);
 }
 
-// A PGW Downlink Triggering Notification for `imsi` from the PGW, naming the
-// PGW's F-TEID (TEID `pgw_teid`).
-std::vector<uint8_t> downlinkTriggering(const std::string& imsi, uint32_t sequence, uint32_t pgw_teid, const Ipv4& pgw) {
-  std::vector<uint8_t> buf(128);
-  Builder b(buf);
-  b.begin(MessageType::kPgwDownlinkTriggeringNotification, 0u, sequence);
-  Imsi i;
-  for (char ch : imsi) i.digits.push(ch);
-  b.add(i);
-  FTeid f;
-  f.interface_type = static_cast<uint8_t>(FTeidInterfaceType::kS5S8PgwGtpC);
-  f.teid = pgw_teid;
-  f.ipv4 = pgw;
-  b.add(f);
-  buf.resize(b.finish()->size());
-  return buf;
-}
-
 TEST_F(ProxyTest, PgwDownlinkTriggeringReachesTheSgwOfTheSubscribersSession) {
   Attached a = attach("001010000000440");
   auto out = feed(downlinkTriggering("001010000000440", 0x4500, 0x2222, a.pgw.ipv4()), a.pgw);

@@ -11,27 +11,11 @@
 #include <set>
 
 #include "tests/workers/proxy_fixture.h"
+#include "tests/workers/storage_stand_in.h"
 #include "workers/lib/restore.h"
 
 namespace gtpcp::worker::test {
 namespace {
-
-struct Question {
-  LookupKind kind;
-  uint16_t partition;
-  std::vector<uint8_t> body;
-};
-
-class RecordingLookups final : public LookupSink {
- public:
-  bool lookup(LookupKind kind, uint16_t partition, std::span<const uint8_t> body) noexcept override {
-    if (full) return false;
-    asked.push_back(Question{kind, partition, {body.begin(), body.end()}});
-    return true;
-  }
-  std::vector<Question> asked;
-  bool full = false;
-};
 
 class RestoreTest : public ProxyTest {
  protected:
@@ -76,12 +60,8 @@ class RestoreTest : public ProxyTest {
   // One chunk of a partition's stored TEIDs from the persister.
   void storedChunk(uint16_t partition, const std::vector<uint32_t>& teids, bool last,
                    RestoreOutcome outcome = RestoreOutcome::kFound) {
-    std::vector<uint8_t> bytes(sizeof(StoredTeidsChunk) + teids.size() * 4);
-    const StoredTeidsChunk c{partition, static_cast<uint8_t>(outcome), static_cast<uint8_t>(last),
-                             static_cast<uint32_t>(teids.size())};
-    std::memcpy(bytes.data(), &c, sizeof c);
-    if (!teids.empty()) std::memcpy(bytes.data() + sizeof c, teids.data(), teids.size() * 4);
-    restorer_->apply(LookupKind::kStoredTeids, bytes, 0, 0, Restorer::Replay{nullptr, nullptr});
+    restorer_->apply(LookupKind::kStoredTeids, storedTeidsChunk(partition, teids, last, outcome), 0, 0,
+                     Restorer::Replay{nullptr, nullptr});
   }
   // The first load, every partition answered at once: `stored` its TEIDs,
   // the others none.
@@ -364,6 +344,190 @@ TEST_F(RestoreTest, ReservationsTheStorageNoLongerNamesAreFreed) {
   for (int i = 0; i < 3; ++i) given.insert(sessions_.teid(*sessions_.allocate(p5), Leg::kAccess));
   EXPECT_FALSE(given.contains(t0));
   EXPECT_TRUE(std::any_of(given.begin(), given.end(), [&](uint32_t t) { return splitTeid(t).slot == 2; }));
+}
+
+// A request that names its subscriber by IMSI alone, for a session held only
+// in Redis: held while the subscriber's index is read, then relayed once the
+// session is in.
+class SubscriberTest : public RestoreTest {
+ protected:
+  std::vector<Sent> listed(uint16_t partition, const std::string& imsi, const std::vector<uint32_t>& teids,
+                           RestoreOutcome outcome = RestoreOutcome::kFound) {
+    SubscriberSessions a{};
+    a.partition = partition;
+    a.outcome = static_cast<uint8_t>(outcome);
+    a.imsi_length = static_cast<uint8_t>(imsi.size());
+    std::memcpy(a.imsi, imsi.data(), imsi.size());
+    a.count = static_cast<uint32_t>(teids.size());
+    std::vector<uint8_t> bytes(sizeof a + teids.size() * 4);
+    std::memcpy(bytes.data(), &a, sizeof a);
+    if (!teids.empty()) std::memcpy(bytes.data() + sizeof a, teids.data(), teids.size() * 4);
+    egress_.sent.clear();
+    const Restorer::Replay replay{[](void* self, const Arrival& ar, std::span<uint8_t> d) noexcept {
+                                    static_cast<SubscriberTest*>(self)->proxy_->handle(ar, d);
+                                  },
+                                  this};
+    restorer_->apply(LookupKind::kSubscriber, bytes, 1'100'000'000, 1'100'000'000, replay);
+    return egress_.sent;
+  }
+};
+
+TEST_F(SubscriberTest, ADownlinkTriggeringForASessionHeldOnlyInRedisIsHeldThenRelayed) {
+  const Attached a = attach("001010000000442");
+  const SessionShm stored = forget(a);
+  useRestorer();
+  const auto ddn = downlinkTriggering("001010000000442", 0x4502, 0x2222, a.pgw.ipv4());
+  EXPECT_TRUE(feed(ddn, a.pgw).empty()) << "held while the storage is asked";
+  ASSERT_EQ(lookups_.asked.size(), 1u);
+  EXPECT_EQ(lookups_.asked[0].kind, LookupKind::kSubscriber);
+  SubscriberLookup q;
+  std::memcpy(&q, lookups_.asked[0].body.data(), sizeof q);
+  EXPECT_EQ(std::string(q.imsi, q.imsi_length), "001010000000442");
+  EXPECT_EQ(q.partition, partitionOf(a.access_teid));
+  // The PGW's retransmission: held once.
+  EXPECT_TRUE(feed(ddn, a.pgw).empty());
+  EXPECT_EQ(lookups_.asked.size(), 1u);
+  EXPECT_EQ(header_->counters.restore_duplicates.load(), 1u);
+
+  // The index names the session: its record is asked for.
+  EXPECT_TRUE(listed(q.partition, "001010000000442", {a.access_teid}).empty());
+  ASSERT_EQ(lookups_.asked.size(), 2u);
+  EXPECT_EQ(lookups_.asked[1].kind, LookupKind::kSession);
+  // The record: the notification goes to the SGW with the proxy's F-TEID.
+  const auto out = answer(a.access_teid, RestoreOutcome::kFound, &stored);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, net::Address::v4(kSgw, kPort));
+  const Message m = decode(out[0].bytes);
+  EXPECT_EQ(m.messageType(), MessageType::kPgwDownlinkTriggeringNotification);
+  EXPECT_EQ(readFirst<FTeid>(m, 0)->teid, a.access_teid);
+  EXPECT_EQ(restorer_->held(), 0u);
+}
+
+TEST_F(SubscriberTest, NoStoredSessionIsContextNotFoundAndAFailedIndexIsLeftToTheRetransmission) {
+  useRestorer();
+  const auto ddn = downlinkTriggering("001010000000443", 0x4503, 0x3333, kPgw1);
+  const net::Address pgw = net::Address::v4(kPgw1, kPort);
+  EXPECT_TRUE(feed(ddn, pgw).empty());
+  ASSERT_EQ(lookups_.asked.size(), 1u);
+  const uint16_t partition = lookups_.asked[0].partition;
+  const auto out = listed(partition, "001010000000443", {});
+  ASSERT_EQ(out.size(), 1u) << "answered by the proxy once the storage has none";
+  EXPECT_EQ(out[0].to, pgw);
+  EXPECT_EQ(readFirst<CauseIe>(decode(out[0].bytes))->value, static_cast<uint8_t>(Cause::kContextNotFound));
+
+  EXPECT_TRUE(feed(downlinkTriggering("001010000000443", 0x4504, 0x3333, kPgw1), pgw).empty());
+  EXPECT_TRUE(listed(partition, "001010000000443", {}, RestoreOutcome::kFailed).empty())
+      << "the storage could not say: dropped, the PGW retransmits";
+  EXPECT_EQ(restorer_->held(), 0u);
+}
+
+// Completion (restore.h): a gateway's restart is walked over the sessions
+// held only in Redis too. Three sessions of pgw3, two of them forgotten (a
+// failover, a fresh segment): the walk reads those two in and tells the SGW
+// of all three.
+class CompletionTest : public RestoreTest {
+ protected:
+  // Three sessions created with pgw3's Recovery 5; all but the first then
+  // held only in Redis. Returns their records by access TEID.
+  std::map<uint32_t, SessionShm> threeSessionsTwoStored() {
+    std::map<uint32_t, SessionShm> stored;
+    for (uint32_t i = 0; i < 3; ++i) {
+      const Sent s = createFrom("00101000000034" + std::to_string(i), "ims", 0x340 + i, 340 + i, 1'000'000'000 + i);
+      EXPECT_EQ(answerCreate(s, 16, uint8_t{5}).size(), 1u);
+    }
+    std::vector<uint32_t> live;
+    SessionTable::Cursor cursor;
+    while (!cursor.done(sessions_))
+      sessions_.scan(cursor, 1 << 20, [&](SessionShm& s) {
+        live.push_back(sessions_.teid(s, Leg::kAccess));
+        return true;
+      });
+    std::sort(live.begin(), live.end());
+    EXPECT_EQ(live.size(), 3u);
+    for (std::size_t i = 1; i < live.size(); ++i) {
+      SessionShm* slot = sessions_.find(live[i]);
+      stored[live[i]] = *slot;
+      sessions_.release(*slot);
+    }
+    return stored;
+  }
+  // The persister's part, until the completion ends: every partition's
+  // list, every record.
+  void answerCompletion(const std::map<uint32_t, SessionShm>& stored, uint64_t now) {
+    if (!storage_) {
+      storage_ = std::make_unique<StorageStandIn>(*restorer_, lookups_, replay());
+      storage_->records = stored;
+    }
+    storage_->completion(now);
+    session_lookups = storage_->session_lookups;
+  }
+  Restorer::Replay replay() {
+    return Restorer::Replay{[](void* self, const Arrival& a, std::span<uint8_t> d) noexcept {
+                              static_cast<CompletionTest*>(self)->proxy_->handle(a, d);
+                            },
+                            this};
+  }
+  std::unique_ptr<StorageStandIn> storage_;
+  // The Delete Bearer Requests of the restart, by header TEID, over a few
+  // seconds of ticks.
+  std::set<uint32_t> notifiedAfterRestart(const std::map<uint32_t, SessionShm>& stored) {
+    const Sent later = createFrom("001010000000349", "ims", 0x349, 349, 2'000'000'000);
+    EXPECT_EQ(answerCreate(later, 16, uint8_t{6}, 2'000'000'000).size(), 1u);
+    EXPECT_EQ(header_->counters.gateway_restarts.load(), 1u);
+    std::set<uint32_t> teids;
+    uint64_t now = 2'000'000'000;
+    for (int i = 0; i < 8; ++i) {
+      egress_.sent.clear();
+      proxy_->tick(now += 500'000'000);
+      const std::vector<Sent> out = egress_.sent;
+      for (const Sent& s : out) {
+        const Message m = decode(s.bytes);
+        EXPECT_EQ(m.messageType(), MessageType::kDeleteBearerRequest);
+        teids.insert(m.header().teid);
+      }
+      answerCompletion(stored, now);
+    }
+    return teids;
+  }
+  int session_lookups = 0;
+};
+
+TEST_F(CompletionTest, AGatewayRestartIsWalkedOverTheSessionsHeldOnlyInRedis) {
+  const auto stored = threeSessionsTwoStored();
+  useRestorer();
+  const std::set<uint32_t> teids = notifiedAfterRestart(stored);
+  EXPECT_EQ(teids, (std::set<uint32_t>{0x340, 0x341, 0x342})) << "every SGW told, the stored sessions' too";
+  EXPECT_EQ(session_lookups, 2) << "only the sessions not held were read";
+  EXPECT_EQ(header_->counters.completions.load(), 1u);
+  EXPECT_EQ(header_->counters.completion_reads.load(), 2u);
+  EXPECT_EQ(header_->counters.restart_sessions_removed.load(), 3u);
+  EXPECT_EQ(sessions_.active(), 1u) << "the session created with the new Recovery stays";
+}
+
+TEST_F(CompletionTest, AnInstanceThatDoesNotActForStoredSessionsWalksWhatItHolds) {
+  const auto stored = threeSessionsTwoStored();
+  useRestorer();
+  const std::atomic<uint32_t> standby{0};
+  restorer_->setActsFlag(&standby);
+  const std::set<uint32_t> teids = notifiedAfterRestart(stored);
+  EXPECT_EQ(teids.size(), 1u) << "the active tells the others";
+  EXPECT_EQ(session_lookups, 0);
+  EXPECT_EQ(header_->counters.completions.load(), 0u);
+}
+
+TEST_F(CompletionTest, ACompletionStopsWhenAnotherInstanceTakesTheTrafficOver) {
+  threeSessionsTwoStored();
+  useRestorer();
+  std::atomic<uint32_t> acts{1};
+  restorer_->setActsFlag(&acts);
+  ASSERT_TRUE(restorer_->complete());
+  restorer_->tick(2'000'000'000);
+  EXPECT_TRUE(restorer_->completing());
+  acts = 0;  // the other instance wrote since
+  restorer_->tick(2'000'001'000);
+  EXPECT_FALSE(restorer_->completing());
+  EXPECT_EQ(restorer_->completions(), 0u) << "not a completion: a walk does not go again for it";
+  EXPECT_FALSE(restorer_->complete()) << "nor starts one while the other acts";
 }
 
 TEST(SessionTableStored, ReserveInstallForget) {

@@ -79,7 +79,11 @@ void WatchdogRuntime::check(uint64_t now_ns) {
   // one that exits is seen dead at once rather than as a zombie.
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
-  const auto due = supervisor_.due(now_ns, [&](const std::string& name) { return group_.runningPid(name).has_value(); });
+  // One forked and not yet exec'd is not gone: a second one beside it would
+  // fight it for its resources (the bridge's lease interface, the sockets).
+  const auto due = supervisor_.due(now_ns, [&](const std::string& name) {
+    return group_.runningPid(name).has_value() || group_.starting(name);
+  });
   bool changed = !due.empty();
   for (const Supervisor::Replacement& r : due) {
     spdlog::warn("{}: {}; replacing it ({} ms after it was seen failing)", r.name, r.reason,

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "restore.h"
 #include "versions.h"
 
 namespace gtpcp::worker {
@@ -39,6 +40,11 @@ void ConnectionSetDeletions::start(const CsidSet& csids, const net::Address& req
     std::memcpy(d.request.data(), request.data(), request.size());
     d.request[0] &= static_cast<uint8_t>(~gtp::v2::kFlagPiggyback);
     d.peer_count = 0;
+    d.completions_seen = 0;
+    if (Restorer* r = engine_.restorer()) {
+      d.completions_seen = r->completions();
+      r->complete();
+    }
     return;
   }
 }
@@ -72,7 +78,16 @@ void ConnectionSetDeletions::walk() noexcept {
       deleted = true;
       return true;
     });
-    if (d.cursor.done(sessions)) d.active = false;
+    if (!d.cursor.done(sessions)) continue;
+    if (Restorer* r = engine_.restorer()) {
+      if (r->completing()) continue;
+      if (r->completions() != d.completions_seen) {
+        d.completions_seen = r->completions();
+        d.cursor = SessionTable::Cursor{};
+        continue;
+      }
+    }
+    d.active = false;
   }
   if (deleted) engine_.countSessions();
 }

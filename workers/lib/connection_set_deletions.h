@@ -5,7 +5,9 @@
 // sequence numbers, once to each peer on the other leg that held one. The
 // FQ-CSIDs go unchanged: the proxy passed them through when the sessions were
 // made, so the other leg knows them as they are. The walk over the sessions
-// is spread across loop turns. The request itself (answering it, its
+// is spread across loop turns, and covers the sessions held only in Redis
+// when this instance acts for them (Restorer::complete(), read in first and
+// walked again). The request itself (answering it, its
 // transaction) is a GTPv2 procedure (procedures_v2.cc).
 //
 // Single-threaded: the worker's main loop is the only caller. The deletion
@@ -46,6 +48,7 @@ class ConnectionSetDeletions {
     CsidSet csids;
     net::Address requester;  // only the sessions it is a peer of go
     SessionTable::Cursor cursor;
+    uint64_t completions_seen = 0;  // as GatewayWatch's: walk again once the stored sessions are in
     uint16_t request_length = 0;
     std::array<uint8_t, kMaxRequest> request{};  // as received, sent on with the proxy's numbers
     uint8_t peer_count = 0;

@@ -4,7 +4,11 @@
 // changed Recovery IE of a gateway's own message (either version); the
 // sessions the gateway held before it are then removed, their SGWs or SGSNs
 // told, at most health_check.restart_notify_rate per second, over a walk of
-// the session table spread across loop turns.
+// the session table spread across loop turns. Sessions held only in Redis
+// (after a failover, a restart, a demotion) are read in for the walk first
+// when this instance acts for the group's stored sessions
+// (Restorer::complete()), and the walk goes over the table again once they
+// are in.
 //
 // Single-threaded: the worker's main loop is the only caller. Allocates in
 // map() (a routing document or forwarder table replaced), never per datagram.
@@ -17,6 +21,7 @@
 #include "common/group/gateway_table_shm.h"
 #include "common/net/address.h"
 #include "engine.h"
+#include "restore.h"
 
 namespace gtpcp::worker {
 
@@ -82,6 +87,10 @@ class GatewayWatch {
   };
   std::vector<Restart> restarts_;  // capacity reserved: a restart never allocates
   SessionTable::Cursor cursor_;
+  // The completion this walk asked for: whether asked, and the completions
+  // that had ended then (one more: walk again for what it read in).
+  bool completion_asked_ = false;
+  uint64_t completions_seen_ = 0;
   double notify_credit_ = 0;
   uint64_t last_notify_ns_ = 0;
 };
@@ -89,6 +98,12 @@ class GatewayWatch {
 template <class Notify>
 void GatewayWatch::cleanUpRestarts(uint64_t now_ns, Notify&& notify) noexcept {
   if (!mayNotify(now_ns)) return;
+  Restorer* restorer = engine_.restorer();
+  if (restorer != nullptr && !completion_asked_) {
+    completion_asked_ = true;
+    completions_seen_ = restorer->completions();
+    restorer->complete();
+  }
   SessionTable& sessions = engine_.sessions();
   // Each turn looks at a bounded number of slots, so a large table is walked
   // over several turns and session traffic keeps flowing in between.
@@ -102,7 +117,17 @@ void GatewayWatch::cleanUpRestarts(uint64_t now_ns, Notify&& notify) noexcept {
     return true;
   });
   engine_.countSessions();
-  if (cursor_.done(sessions)) restarts_.clear();
+  if (!cursor_.done(sessions)) return;
+  if (restorer != nullptr) {
+    if (restorer->completing()) return;  // the rest is read in: the walk goes on after
+    if (restorer->completions() != completions_seen_) {
+      completions_seen_ = restorer->completions();
+      cursor_ = SessionTable::Cursor{};  // over what it read in
+      return;
+    }
+  }
+  restarts_.clear();
+  completion_asked_ = false;
 }
 
 }  // namespace gtpcp::worker

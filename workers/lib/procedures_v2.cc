@@ -263,12 +263,17 @@ void V2Procedures::relayToSubscriber(Context& c) noexcept {
     return;
   }
   const std::string_view digits = imsi->digits.view();
-  SessionShm* session =
-      engine_.sessions().findInPartition(group::partitionOfCreateSession(m), [&](const SessionShm& s) {
-        return s.state == kActive && std::string_view(s.imsi, s.imsi_length) == digits &&
-               (s.pgw.address.sameHost(c.arrival.peer) || s.gateway_address.sameHost(c.arrival.peer));
-      });
+  const uint16_t partition = group::partitionOfCreateSession(m);
+  SessionShm* session = engine_.sessions().findInPartition(partition, [&](const SessionShm& s) {
+    return s.state == kActive && std::string_view(s.imsi, s.imsi_length) == digits &&
+           (s.pgw.address.sameHost(c.arrival.peer) || s.gateway_address.sameHost(c.arrival.peer));
+  });
   if (session == nullptr) {
+    // Perhaps one held only in Redis: the subscriber's index says.
+    Restorer* restorer = engine_.restorer();
+    if (restorer != nullptr &&
+        restorer->holdForSubscriber(c.arrival, c.bytes, partition, digits, m.header().sequence_number))
+      return;
     counters_.context_not_found.add();
     reject(c, V2Traits::kContextNotFound);
     return;

@@ -18,6 +18,16 @@
 //   stored one. Until every partition is read, creations wait in the
 //   new-session ring; established sessions are served meanwhile.
 //
+// Completion. The walks over sessions (a gateway's restart, a connection
+// set deleted) see the session table; after a failover, a restart with a
+// fresh segment or a demotion, the partition's stored sessions live in
+// Redis only. complete() reads them in: each local partition's stored TEIDs
+// are listed again (kStoredTeids), and every one without a live session
+// here is looked up (kSession, no message held), a bounded number at a
+// time, so that the walk then sees them all. Only the instance that acts
+// for the group's stored sessions completes (GroupWritesShm::acts_for_stored):
+// a standby that read them in would tell the SGWs what the active tells them.
+//
 // Held messages. The message waits in a fixed arena (no allocation per
 // datagram), chained to the look-up of its session; a retransmission of a
 // held message (same peer, same sequence number) is dropped, so it is never
@@ -25,10 +35,13 @@
 // for `timeout_ns` drops its messages (counted): the peer retransmits.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -48,6 +61,8 @@ using session::SessionLookup;
 using session::SessionRestore;
 using session::StoredTeidsChunk;
 using session::StoredTeidsLookup;
+using session::SubscriberLookup;
+using session::SubscriberSessions;
 
 // Where look-ups go: the lookup ring, or a test's record of them.
 class LookupSink {
@@ -89,6 +104,14 @@ class Restorer {
   bool hold(const Arrival& arrival, std::span<const uint8_t> datagram, uint32_t teid,
             uint32_t sequence) noexcept;
 
+  // A request that names its subscriber by IMSI alone (PGW Downlink
+  // Triggering Notification) and matched no session held here: held while
+  // the storage lists the subscriber's sessions (kSubscriber) and those not
+  // held are read in, then handed back once; the second time the proxy
+  // answers it itself. True: taken (or dropped, counted); false: answer now.
+  bool holdForSubscriber(const Arrival& arrival, std::span<const uint8_t> datagram, uint16_t partition,
+                         std::string_view imsi, uint32_t sequence) noexcept;
+
   // What is done with a held message once its session is known (or known
   // gone): handed back to the proxy as if it arrived now.
   struct Replay {
@@ -109,6 +132,16 @@ class Restorer {
   // Timeouts, and the stored-TEID questions still to ask. Every loop turn.
   void tick(uint64_t now_ns) noexcept;
 
+  // Reads every stored session of the local partitions in (Completion
+  // above). False when this instance does not act for stored sessions, or
+  // the first load is not over; true when one is under way or begun now.
+  bool complete() noexcept;
+  bool completing() const noexcept { return completing_; }
+  // Completions finished: a walk that began before one ended walks again.
+  uint64_t completions() const noexcept { return completions_; }
+  // GroupWritesShm::acts_for_stored; none (the tests): this worker acts.
+  void setActsFlag(const std::atomic<uint32_t>* acts) noexcept { acts_ = acts; }
+
   // True once the stored TEIDs are reserved: creations may allocate.
   bool ready() const noexcept { return loaded_ != 0; }
   uint32_t held() const noexcept { return held_count_; }
@@ -126,7 +159,29 @@ class Restorer {
     uint32_t first = kNone;    // held messages, in arrival order
     uint32_t last = kNone;
     uint64_t deadline_ns = 0;
+    bool completion = false;   // asked by a completion (messages may join it)
   };
+  // A subscriber's sessions being listed, with the messages that wait.
+  struct SubscriberWait {
+    uint16_t partition = 0;
+    uint8_t imsi_length = 0;  // 0: unused
+    char imsi[15]{};
+    uint32_t first = kNone, last = kNone;
+    uint64_t deadline_ns = 0;
+  };
+  static constexpr std::size_t kSubscriberWaits = 64;
+  // A message copied into the arena: its index, or kNone (counted).
+  uint32_t keep(const Arrival& arrival, std::span<const uint8_t> datagram, uint32_t sequence) noexcept;
+  // Frees a chain of held messages, replaying them unless `drop`.
+  void release(uint32_t first, bool drop, uint64_t now_ns, uint64_t wall_ns, Replay replay) noexcept;
+  void subscriberListed(std::span<const uint8_t> payload, uint64_t now_ns, uint64_t wall_ns, Replay replay) noexcept;
+  // Completion lookups in flight at most: the rest of the table is for
+  // held messages.
+  uint32_t completionSlots() const noexcept { return std::max<uint32_t>(1, settings_.max_lookups / 2); }
+  void stepCompletion(uint64_t now_ns) noexcept;
+  void completionListed(const session::StoredTeidsChunk& c, std::span<const uint8_t> payload) noexcept;
+  // A lookup of `l` ends: the completion's count of those in flight.
+  void lookupEnded(uint32_t l) noexcept;
   uint32_t findLookup(uint32_t access_teid) const noexcept;
   // Drops (drop) or replays every message of look-up `l`, then frees it.
   void finish(uint32_t l, bool drop, uint64_t now_ns, uint64_t wall_ns, Replay replay) noexcept;
@@ -170,6 +225,24 @@ class Restorer {
   uint64_t refresh_asked_ns_ = 0;
   uint64_t next_refresh_ns_ = 0;
   std::vector<uint8_t> listed_;
+
+  // The completion under way: the next local partition to list, the one
+  // being listed (kNone: none), the TEIDs to look up and how far.
+  const std::atomic<uint32_t>* acts_ = nullptr;
+  bool completing_ = false;
+  uint64_t completions_ = 0;
+  uint32_t completion_next_lp_ = 0;
+  uint32_t completion_lp_ = kNone;
+  uint64_t completion_asked_ns_ = 0;
+  std::vector<uint32_t> to_fetch_;
+  std::size_t fetched_ = 0;
+  uint32_t completion_in_flight_ = 0;
+
+  std::vector<SubscriberWait> subscriber_waits_;
+  uint32_t subscriber_wait_count_ = 0;
+  // Set while messages that waited for their subscriber are handed back:
+  // holdForSubscriber() says no.
+  bool replaying_subscriber_ = false;
 };
 
 }  // namespace gtpcp::worker

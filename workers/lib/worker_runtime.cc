@@ -309,6 +309,10 @@ tl::expected<std::unique_ptr<WorkerRuntime>, std::string> WorkerRuntime::open(
     w->restorer_ = std::make_unique<Restorer>(options.restore, layout, *w->sessions_, w->header_->counters,
                                               *w->lookups_, w->header_->stored_teids_loaded);
     w->proxy_->setRestorer(w->restorer_.get());
+    // Until the persister's segment says otherwise, this instance does not
+    // act for the group's stored sessions.
+    static const std::atomic<uint32_t> kNotKnownYet{0};
+    w->restorer_->setActsFlag(&kNotKnownYet);
     w->stale_ = std::make_unique<StaleSessions>(*w->sessions_, *w->transactions_, *w->header_);
   }
   auto forwarder_bell = ring::BellRinger::open(options.paths.forwarderBellSocket());
@@ -354,6 +358,7 @@ void WorkerRuntime::attachNeighbours(uint64_t now_ns) noexcept {
       const auto* persister = static_cast<const persister::PersisterShm*>(neighbour_segments_.back().payload());
       persister_bell_shm_ = &persister->bell;
       group_writes_ = &persister->writes;
+      if (restorer_) restorer_->setActsFlag(&group_writes_->acts_for_stored);
     }
   }
   neighbours_missing_ = gateway_table_ == nullptr || forwarder_bell_shm_ == nullptr ||
