@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "common/session/record.h"
+#include "persister/lib/redis_slot.h"
 #include "tests/integration/fixture.h"
 #include "tests/integration/raw_gtp.h"
 #include "tests/support/process.h"
@@ -107,6 +108,17 @@ struct Failover {
   std::size_t polls = 0;
   uint64_t write_failures = 0;   // during the outage
 };
+
+// How a half-stored session is made on a deployment (the tests below).
+struct HalfStoredRig {
+  std::string deployment;  // the storage section
+  // Once the record is stored: the primary that holds it, and its replicas.
+  std::function<std::pair<uint16_t, std::vector<uint16_t>>(const std::string& pattern)> holders;
+  // After the primary's kill: the node that serves the record now (0: none
+  // within the bound).
+  std::function<uint16_t(uint16_t old_primary)> promoted;
+};
+
 
 class PersistenceFaultsTest : public DataPathTest, public ::testing::WithParamInterface<PersistMode> {
  protected:
@@ -369,6 +381,14 @@ class PersistenceFaultsTest : public DataPathTest, public ::testing::WithParamIn
     finish(*pgw, "PGW");
   }
 
+  // The creation's record on the replicas, the answer's on the primary
+  // alone, the primary lost; the other instance answers and removes it.
+  void halfStored(const HalfStoredRig& rig);
+  // A server of the deployment under test.
+  testing::RedisServer& server(uint16_t port) {
+    return sentinels_ ? sentinels_->server(port) : cluster_->server(port);
+  }
+
   // Members outlive TearDown, where the group stops.
   std::unique_ptr<testing::RedisServer> redis_;
   std::unique_ptr<testing::RedisCluster> cluster_;
@@ -558,29 +578,19 @@ TEST_P(PersistenceFaultsTest, SentinelPrimaryKilledUnderCreations) {
 }
 
 // A half-stored session, made by a real primary loss: the creation's record
-// (written when the request went to the PGW) reached both replicas; the
-// replicas are stopped and their links cut, so the record's "established"
-// write, made when the PGW accepted, lives on the primary alone; the primary is SIGKILLed and a
-// replica promoted, with the record as it was before the answer. A second
-// instance of the group that reads the session back must answer the SGW's
-// next request (Context Not Found, counted as restore_incomplete) and
-// remove it, not drop its requests for ever.
-TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostPrimaryIsAnsweredAndRemoved) {
-  if (GetParam().persist == "sync")
-    GTEST_SKIP() << "in sync mode the answer waits for a replica: no half-stored session is ever acknowledged";
-  sentinels_ = std::make_unique<testing::RedisSentinels>("gtpcp", 500);
-  const uint16_t old_primary = sentinels_->primaryPort();
-  ASSERT_NE(old_primary, 0);
-  std::vector<uint16_t> replicas;
-  for (const uint16_t p : sentinels_->serverPorts())
-    if (p != old_primary) replicas.push_back(p);
-  ASSERT_EQ(replicas.size(), 2u);
-  const std::string deployment = "  mode: sentinel\n  servers: " + serverList(sentinels_->sentinelPorts()) +
-                                 "\n  sentinel_master: " + sentinels_->name() + "\n  persist: async\n";
+// (written when the request went to the PGW) reached the primary's
+// replicas; the replicas are stopped and their links cut, so the record's
+// "established" write, made when the PGW accepted, lives on the primary
+// alone; the primary is SIGKILLed and a replica promoted, with the record
+// as it was before the answer. A second instance of the group that reads
+// the session back must answer the SGW's next request (Context Not Found,
+// counted as restore_incomplete) and remove it, not drop its requests for
+// ever. Once with Sentinel, once with Cluster.
+void PersistenceFaultsTest::halfStored(const HalfStoredRig& rig) {
   testing::GroupOptions oa;
   oa.workers = 2;
   oa.routing_yaml = onlyGateway(ip(21), kNoHealthChecks);
-  oa.storage_yaml = deployment;
+  oa.storage_yaml = rig.deployment + "  persist: async\n";
   oa.extra_yaml = "group_size: 2\ninstance_index: 0\n";
   TestGroup& a = startGroup(oa);
   ASSERT_FALSE(HasFailure());
@@ -592,18 +602,22 @@ TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostPrimaryIsAnsweredAndR
   ASSERT_TRUE(sgw.sendTo(net_.addr(kProxyHost), 2123, createSessionRequest(1, imsi, net_.addr(11), 0x1001)));
   auto csr = pgw.receive(5s);
   ASSERT_TRUE(csr) << "the PGW got no Create Session Request";
-  // The creation's record on both replicas, before the PGW answers.
+  // The creation's record on the primary's replicas, before the PGW answers.
   const std::string pattern = "gtpcp:" + a.group() + ":*:s:*";
+  std::pair<uint16_t, std::vector<uint16_t>> at;
   ASSERT_TRUE(testing::waitUntil(
       [&] {
-        return std::all_of(replicas.begin(), replicas.end(),
-                           [&](uint16_t p) { return testing::redisScan(p, pattern).size() == 1; });
+        at = rig.holders(pattern);
+        return at.first != 0 && !at.second.empty() &&
+               std::all_of(at.second.begin(), at.second.end(),
+                           [&](uint16_t p) { return p != 0 && testing::redisScan(p, pattern).size() == 1; });
       },
       10s, 20ms))
       << "the creation's record never reached the replicas";
+  const auto [old_primary, replicas] = at;
   // Stopped, and cut off: what the primary would still send them would wait
   // in their sockets and be read when they resume.
-  for (const uint16_t p : replicas) sentinels_->server(p).pause();
+  for (const uint16_t p : replicas) server(p).pause();
   ASSERT_TRUE(testing::redisCommand(old_primary, {"CLIENT", "KILL", "TYPE", "replica"}));
   const Bytes answer = responder.answer(csr->bytes);
   ASSERT_FALSE(answer.empty());
@@ -623,18 +637,10 @@ TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostPrimaryIsAnsweredAndR
       10s, 20ms))
       << "the established write never reached the primary";
 
-  sentinels_->server(old_primary).kill();
-  for (const uint16_t p : replicas) sentinels_->server(p).resume();
-  uint16_t now = 0;
-  ASSERT_TRUE(testing::waitUntil(
-      [&] {
-        now = sentinels_->primaryPort();
-        const auto role = now == 0 || now == old_primary ? std::optional<std::string>()
-                                                        : testing::redisCommand(now, {"ROLE"});
-        return role && role->rfind("master", 0) == 0;
-      },
-      20s, 50ms))
-      << "no replica was promoted";
+  server(old_primary).kill();
+  for (const uint16_t p : replicas) server(p).resume();
+  const uint16_t now = rig.promoted(old_primary);
+  ASSERT_NE(now, 0) << "no replica was promoted";
   {
     const Stored st = stored({now});
     ASSERT_EQ(st.records.size(), 1u);
@@ -661,6 +667,67 @@ TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostPrimaryIsAnsweredAndR
   EXPECT_TRUE(testing::waitUntil([&] { return testing::redisScan(now, pattern).empty(); }, 10s, 50ms))
       << "the half-stored record was left in Redis";
   b.stop();
+}
+
+// Sentinel: a primary, 2 replicas, 3 sentinels (down-after 500 ms).
+TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostSentinelPrimaryIsAnsweredAndRemoved) {
+  if (GetParam().persist == "sync")
+    GTEST_SKIP() << "in sync mode the answer waits for a replica: no half-stored session is ever acknowledged";
+  sentinels_ = std::make_unique<testing::RedisSentinels>("gtpcp", 500);
+  halfStored(HalfStoredRig{
+      "  mode: sentinel\n  servers: " + serverList(sentinels_->sentinelPorts()) +
+          "\n  sentinel_master: " + sentinels_->name() + "\n",
+      [&](const std::string&) {
+        const uint16_t primary = sentinels_->primaryPort();
+        std::vector<uint16_t> replicas;
+        for (const uint16_t p : sentinels_->serverPorts())
+          if (p != primary) replicas.push_back(p);
+        return std::make_pair(primary, replicas);
+      },
+      [&](uint16_t old_primary) -> uint16_t {
+        uint16_t now = 0;
+        const bool promoted = testing::waitUntil(
+            [&] {
+              now = sentinels_->primaryPort();
+              const auto role = now == 0 || now == old_primary ? std::optional<std::string>()
+                                                              : testing::redisCommand(now, {"ROLE"});
+              return role && role->rfind("master", 0) == 0;
+            },
+            20s, 50ms);
+        return promoted ? now : 0;
+      }});
+}
+
+// Cluster: 3 primaries and 3 replicas (cluster-node-timeout 500 ms); the
+// primary of the record's slot is the one lost.
+TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostClusterPrimaryIsAnsweredAndRemoved) {
+  if (GetParam().persist == "sync")
+    GTEST_SKIP() << "in sync mode the answer waits for a replica: no half-stored session is ever acknowledged";
+  cluster_ = std::make_unique<testing::RedisCluster>(500);
+  std::string key;
+  halfStored(HalfStoredRig{
+      "  mode: cluster\n  servers: " + serverList(cluster_->ports()) + "\n",
+      [&](const std::string& pattern) {
+        for (const auto& n : cluster_->nodes()) {
+          if (!n.primary) continue;
+          const auto keys = testing::redisScan(n.port, pattern);
+          if (keys.size() != 1) continue;
+          key = keys[0];
+          return std::make_pair(n.port, std::vector<uint16_t>{cluster_->replicaOf(n.port)});
+        }
+        return std::make_pair(uint16_t{0}, std::vector<uint16_t>{});
+      },
+      [&](uint16_t old_primary) -> uint16_t {
+        const int slot = persister::keySlot(key);
+        uint16_t now = 0;
+        const bool promoted = testing::waitUntil(
+            [&] {
+              now = cluster_->ownerOf(slot);
+              return now != 0 && now != old_primary;
+            },
+            20s, 50ms);
+        return promoted ? now : 0;
+      }});
 }
 
 // Every read of gtpcp start (the group's Recovery, its stored sessions, the
