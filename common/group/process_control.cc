@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <mutex>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -48,10 +50,42 @@ bool runs(int pid, const std::string& binary) {
 
 }  // namespace
 
+namespace {
+// Wait statuses of reaped children, a few dozen at most (a group has a
+// handful of processes); any thread of the watchdog may reap.
+std::mutex reaped_mutex;
+std::map<int, int> reaped;
+constexpr std::size_t kReapedKept = 64;
+}  // namespace
+
+void noteReaped(int pid, int wait_status) {
+  const std::lock_guard<std::mutex> lock(reaped_mutex);
+  reaped[pid] = wait_status;
+  if (reaped.size() > kReapedKept) reaped.erase(reaped.begin());
+}
+
+std::optional<std::string> reapedStatus(int pid) {
+  int status = 0;
+  {
+    const std::lock_guard<std::mutex> lock(reaped_mutex);
+    const auto it = reaped.find(pid);
+    if (it == reaped.end()) return std::nullopt;
+    status = it->second;
+    reaped.erase(it);  // a pid used again later is another process
+  }
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) + (name != nullptr ? std::string(" (SIG") + name + ")" : "");
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "exited";
+}
+
 bool processAlive(int pid) {
   // A child of ours that exited is a zombie until reaped: reap it first.
   int status;
-  waitpid(pid, &status, WNOHANG);
+  if (waitpid(pid, &status, WNOHANG) == pid) noteReaped(pid, status);
   if (kill(pid, 0) != 0) return false;
   // A process started by an earlier `gtpcp start` is init's child: once it
   // exits it stays a zombie (kill() still succeeds) until init reaps it,
@@ -128,6 +162,10 @@ std::optional<int> ProcessControl::runningPid(const std::string& name) const {
   return pid;
 }
 
+std::optional<int> ProcessControl::recordedPid(const std::string& name) const {
+  return readPid(paths_.pidFile(name));
+}
+
 bool ProcessControl::starting(const std::string& name) const {
   auto pid = readPid(paths_.pidFile(name));
   if (!pid || !processAlive(*pid)) return false;
@@ -192,7 +230,8 @@ bool ProcessControl::waitServing(const std::string& name, int pid, int timeout_m
   const uint64_t deadline = monotonicNs() + uint64_t(timeout_ms) * 1'000'000;
   while (monotonicNs() < deadline) {
     if (!processAlive(pid)) {
-      out << name << ": exited while starting; last lines of " << paths_.logFile(name) << ":\n"
+      out << name << ": " << reapedStatus(pid).value_or("exited") << " while starting; last lines of "
+          << paths_.logFile(name) << ":\n"
           << logTail(paths_.logFile(name), 8);
       return false;
     }

@@ -31,8 +31,16 @@ struct ProcessSpec {
 
 // The directory of the running executable (where the other gtpcp programs are).
 std::string selfDirectory();
-// Whether `pid` runs and is not a zombie (a child of ours is reaped first).
+// Whether `pid` runs and is not a zombie (a child of ours is reaped first,
+// its wait status kept for reapedStatus()).
 bool processAlive(int pid);
+// A child of this process reaped elsewhere (the thread watchdog's loop):
+// its wait status kept the same way.
+void noteReaped(int pid, int wait_status);
+// How child `pid` ended ("killed by signal 9 (SIGKILL)", "exited with
+// status 1"), once reaped; nullopt when it was not this process's child or
+// is not reaped yet. Each status is given once.
+std::optional<std::string> reapedStatus(int pid);
 // The last `lines` lines of `file`, indented, for a message about a process
 // that did not start.
 std::string logTail(const std::string& file, std::size_t lines);
@@ -58,6 +66,8 @@ class ProcessControl {
   // line still its parent's. Not dead: the thread watchdog waits for it
   // rather than start a second one beside it.
   bool starting(const std::string& name) const;
+  // What the pid file names, alive or not.
+  std::optional<int> recordedPid(const std::string& name) const;
   // Starts `spec` detached and writes its pid file.
   std::optional<int> spawn(const ProcessSpec& spec, std::ostream& out);
   // SIGTERM to one process, SIGKILL after `timeout_ms`; false when it had to

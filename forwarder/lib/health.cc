@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <array>
 
+#include <spdlog/spdlog.h>
+
 #include "common/gtp/v1/builder.h"
 #include "common/gtp/v1/ies.h"
 #include "common/gtp/v1/message.h"
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
+#include "common/time/clock.h"
 
 namespace gtpcp::forwarder {
 
@@ -37,6 +40,7 @@ GatewayHealth::GatewayHealth(const config::RoutingTable& routing, const group::S
                            : net::Address::v4(std::get<gtp::Ipv4>(g.address), g.port);
     t.socket = sockets.gateway(t.address.family);
     t.version = g.gtp_version;
+    t.name = g.name;
     // Spread the first requests over the first interval, so that a large
     // document does not send them all in one burst.
     t.due_ns = now_ns + (settings_.interval_ms == 0 ? 0 : uint64_t{settings_.interval_ms} * 1'000'000 * i / n);
@@ -71,7 +75,13 @@ uint64_t GatewayHealth::tick(uint64_t now_ns, ReplySink& out) noexcept {
       GatewayStatusShm& s = table_.gateways[i];
       if (t.awaiting) {
         s.misses.add();
-        if (++t.missed >= settings_.misses) s.up.store(0, std::memory_order_relaxed);
+        if (++t.missed >= settings_.misses && s.up.load(std::memory_order_relaxed) != 0) {
+          s.up.store(0, std::memory_order_relaxed);
+          t.down_ns = now_ns;
+          // A state change, at most once per health-check interval: not a per-datagram log.
+          spdlog::warn("gateway {} ({}) down: {} Echo Requests in a row unanswered; no new session goes to it",
+                       t.name, t.address.toString(), t.missed);
+        }
       }
       std::array<uint8_t, 32> buffer;
       t.sequence = t.version == gtp::v1::kVersion ? next_sequence_ & kSequenceMaskV1 : next_sequence_;
@@ -145,7 +155,12 @@ void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery)
   t.missed = 0;
   GatewayStatusShm& s = table_.gateways[index];
   s.echo_answered.add();
-  s.up.store(1, std::memory_order_relaxed);
+  if (s.up.load(std::memory_order_relaxed) == 0) {
+    s.up.store(1, std::memory_order_relaxed);
+    const double down_s = t.down_ns != 0 ? static_cast<double>(monotonicNs() - t.down_ns) / 1e9 : 0;
+    t.down_ns = 0;
+    spdlog::info("gateway {} ({}) up again after {:.1f} s down: it answers Echo", t.name, t.address.toString(), down_s);
+  }
   if (!recovery) return;  // alive, nothing learnt
   const uint32_t before = s.recovery.load(std::memory_order_relaxed);
   if (before == *recovery) return;
@@ -154,6 +169,9 @@ void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery)
   // read the new Recovery value after seeing the count change.
   if (before != kRecoveryUnknown) {
     s.restarts.store(s.restarts.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    spdlog::warn("gateway {} ({}) restarted: Recovery {} -> {}; the workers remove its older sessions and tell their "
+                 "SGWs",
+                 t.name, t.address.toString(), before, *recovery);
   }
 }
 

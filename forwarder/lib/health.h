@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/config/routing.h"
@@ -62,6 +63,8 @@ class GatewayHealth {
     uint32_t sequence = 0;     // of that Echo Request (16 bits for GTPv1)
     uint32_t missed = 0;       // intervals in a row without an answer
     uint64_t due_ns = 0;
+    std::string name;          // the routing document's, for the log
+    uint64_t down_ns = 0;      // when it went down (0: up)
   };
 
   // The Echo Request of `t` into `buffer`; empty when it does not fit.

@@ -12,6 +12,9 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
+#include <string_view>
+#include <cctype>
 
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
@@ -42,6 +45,40 @@ const json* gatewayNamed(const json& status, const std::string& name) {
 }
 
 uint64_t workerSum(TestGroup& g, const char* counter) { return TestGroup::workerSum(g.status(), counter); }
+
+// Whether `process`'s log shows a line with every one of `parts`, within a
+// bound (the sink is asynchronous).
+bool logged(TestGroup& g, const std::string& process, const std::vector<std::string>& parts) {
+  return testing::waitUntil(
+      [&] {
+        const std::string text = testing::readFile(g.runDir() + "/" + process + ".log");
+        std::size_t at = 0;
+        while (at < text.size()) {
+          const std::size_t end = std::min(text.find('\n', at), text.size());
+          const std::string_view line(text.data() + at, end - at);
+          bool all = true;
+          for (const auto& p : parts) all = all && line.find(p) != std::string_view::npos;
+          if (all) return true;
+          at = end + 1;
+        }
+        return false;
+      },
+      5s, 50ms);
+}
+// The sum of the numbers before `marker` in the lines of the workers' logs
+// that have it.
+uint64_t summedFromWorkerLogs(TestGroup& g, unsigned workers, const std::string& marker) {
+  uint64_t sum = 0;
+  for (unsigned w = 0; w < workers; ++w) {
+    const std::string text = testing::readFile(g.runDir() + "/worker-" + std::to_string(w) + ".log");
+    for (std::size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
+      std::size_t start = at;
+      while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
+      if (start < at) sum += std::stoull(text.substr(start, at - start));
+    }
+  }
+  return sum;
+}
 
 // Answers the group's Echo Requests on `socket` with Recovery `recovery`
 // until `gtpcp status` shows gateway `name` up; false after 5 s.
@@ -83,6 +120,9 @@ TEST_F(DataPathTest, HealthChecksTakeASilentGatewayOutOfItsPoolAndBringItBackWhe
       << s.dump(1);
   EXPECT_FALSE(gatewayNamed(s, "a")->at("up").get<bool>()) << "nothing listens on a yet either";
   EXPECT_EQ(TestGroup::workerSum(s, "worker.sessions_created"), 0u);
+  // The operator reads it in the log too, with the gateway's name and address.
+  EXPECT_TRUE(logged(g, "forwarder", {"gateway b (" + ip(22) + ":2123) down", "2 Echo Requests in a row unanswered"}))
+      << testing::tailFile(g.runDir() + "/forwarder.log", 20);
 
   // a answers Echo (from a socket of the test): up at its next interval.
   {
@@ -106,6 +146,8 @@ TEST_F(DataPathTest, HealthChecksTakeASilentGatewayOutOfItsPoolAndBringItBackWhe
   testing::UdpSocket b(net_.addr(22), 2123);
   EXPECT_TRUE(answerEchoUntilUp(g, b, "b", 9)) << g.status().dump(1);
   EXPECT_EQ(gatewayNamed(g.status(), "b")->at("recovery"), json(9));
+  EXPECT_TRUE(logged(g, "forwarder", {"gateway b (" + ip(22) + ":2123) up again after"}))
+      << testing::tailFile(g.runDir() + "/forwarder.log", 20);
 }
 
 TEST_F(DataPathTest, CreationsToASilentGatewayFailOverWithinTheSgwsRetransmissionTimer) {
@@ -131,6 +173,10 @@ TEST_F(DataPathTest, CreationsToASilentGatewayFailOverWithinTheSgwsRetransmissio
   EXPECT_LT(timed_out, kSubscribers * 3 / 4);
   EXPECT_EQ(workerSum(g, "worker.creations_failed_over"), timed_out);
   EXPECT_EQ(workerSum(g, "worker.creations_exhausted"), 0u);
+  // Logged at a bounded rate: a line per second and worker at most, with
+  // the count of those held back.
+  EXPECT_TRUE(logged(g, "worker-0", {"a creation failed over from gateway b to a"}) ||
+              logged(g, "worker-1", {"a creation failed over from gateway b to a"}));
 }
 
 TEST_F(DataPathTest, ARefusalListedAsTryAnotherSendsTheCreationToTheNextGateway) {
@@ -206,6 +252,13 @@ TEST_F(DataPathTest, APgwRestartWithAThousandSessionsRemovesThemAndTellsTheSgwAt
   EXPECT_EQ(TestGroup::workerSum(s, "worker.restart_sessions_removed"), kSessions) << s.dump(1);
   EXPECT_EQ(TestGroup::workerSum(s, "worker.restart_notifications_sent"), kSessions);
   EXPECT_EQ(gatewayNamed(s, "only")->at("restarts"), json(1));
+  // The log says so: the restart with both Recovery values, and what each
+  // worker removed.
+  EXPECT_TRUE(logged(g, "forwarder", {"gateway only (" + ip(21) + ":2123) restarted: Recovery 3 -> 4"}))
+      << testing::tailFile(g.runDir() + "/forwarder.log", 20);
+  EXPECT_TRUE(testing::waitUntil(
+      [&] { return summedFromWorkerLogs(g, 2, " sessions created before it removed here") == kSessions; }, 5s, 50ms))
+      << summedFromWorkerLogs(g, 2, " sessions created before it removed here");
   EXPECT_TRUE(testing::waitUntil(
       [&] { return TestGroup::workerSum(g.status(), "worker.own_requests_answered") == kSessions; }, 5s, 50ms))
       << g.status().dump(1);

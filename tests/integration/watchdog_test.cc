@@ -198,6 +198,10 @@ TEST_F(WatchdogTest, AProcessThatCannotStartIsRetriedWithBackOffThenGivenUp) {
       },
       30s, 50ms))
       << g.status().dump(1);
+  // Its replacements are the watchdog's children: their end is named.
+  EXPECT_NE(testing::readFile(g.dir().file("run/watchdog.log")).find("forwarder: exited with status "),
+            std::string::npos)
+      << testing::tailFile(g.dir().file("run/watchdog.log"), 20);
   const json s = g.status();
   note(s.dump(1));
   EXPECT_EQ(s["watchdog"]["forwarder"]["restarts"], 3);

@@ -77,8 +77,8 @@ void WatchdogRuntime::receive(uint64_t now_ns) {
 void WatchdogRuntime::check(uint64_t now_ns) {
   // Processes this watchdog started are its children: reaped here, so that
   // one that exits is seen dead at once rather than as a zombie.
-  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-  }
+  int wait_status = 0;
+  for (pid_t p; (p = ::waitpid(-1, &wait_status, WNOHANG)) > 0;) group::noteReaped(p, wait_status);
   // One forked and not yet exec'd is not gone: a second one beside it would
   // fight it for its resources (the bridge's lease interface, the sockets).
   const auto due = supervisor_.due(now_ns, [&](const std::string& name) {
@@ -86,7 +86,12 @@ void WatchdogRuntime::check(uint64_t now_ns) {
   });
   bool changed = !due.empty();
   for (const Supervisor::Replacement& r : due) {
-    spdlog::warn("{}: {}; replacing it ({} ms after it was seen failing)", r.name, r.reason,
+    std::string how = r.reason;
+    if (r.reason == "exited") {
+      if (const auto pid = group_.recordedPid(r.name))
+        if (auto ended = group::reapedStatus(*pid)) how = *ended;
+    }
+    spdlog::warn("{}: {}; replacing it ({} ms after it was seen failing)", r.name, how,
                  (now_ns - r.detected_ns) / 1'000'000);
     std::ostringstream out;
     const uint64_t started = monotonicNs();

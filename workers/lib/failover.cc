@@ -1,5 +1,7 @@
 #include "failover.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -73,6 +75,11 @@ bool Failover::failOver(TransactionShm& t, SessionShm& s) noexcept {
   // The copy kept is the one with the new number (a later failover starts from it).
   transactions.keepRequest(t, bytes);
   engine_.counters().creations_failed_over.add();
+  if (uint64_t held = 0; log_limit_.allow(engine_.now(), held)) {
+    spdlog::info("a creation failed over from gateway {} to {}{}",
+                 engine_.routing().gateway(t.tried[t.attempts - 2]).name, engine_.routing().gateway(*next).name,
+                 held != 0 ? fmt::format(" ({} more since the last such line)", held) : std::string());
+  }
   engine_.persist(s);
   if (failover.response_timeout_ms != 0) startTimer(t, engine_.now());
   engine_.send(socket, address, bytes);

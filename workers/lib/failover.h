@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "common/log/log.h"
 #include "engine.h"
 #include "gateway_watch.h"
 
@@ -53,6 +54,8 @@ class Failover {
   std::vector<Timer> timers_;  // a ring; deadlines come in order
   uint32_t head_ = 0;
   uint32_t count_ = 0;
+  // One line per second at most, with the count of those held back.
+  log::RateLimit log_limit_{std::chrono::seconds(1)};
 };
 
 }  // namespace gtpcp::worker

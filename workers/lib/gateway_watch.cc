@@ -4,6 +4,8 @@
 #include <atomic>
 #include <variant>
 
+#include <spdlog/spdlog.h>
+
 #include "common/time/clock.h"
 
 namespace gtpcp::worker {
@@ -100,6 +102,21 @@ void GatewayWatch::noteRecovery(uint16_t gateway, std::optional<uint8_t> recover
   Watched& w = watched_[gateway];
   if (w.recovery != forwarder::kRecoveryUnknown && w.recovery != *recovery) restarted(gateway, before_wall_ns);
   w.recovery = *recovery;
+}
+
+void GatewayWatch::walkEnded() noexcept {
+  if (!restarts_.empty()) {
+    std::string names;
+    for (const Restart& r : restarts_) {
+      const std::string& name = engine_.routing().gateway(r.gateway).name;
+      if (names.find(name) == std::string::npos) names += (names.empty() ? "" : ", ") + name;
+    }
+    spdlog::info("gateway restart of {}: {} sessions created before it removed here, each SGW or SGSN told",
+                 names, removed_in_walk_);
+  }
+  restarts_.clear();
+  completion_asked_ = false;
+  removed_in_walk_ = 0;
 }
 
 void GatewayWatch::restarted(uint16_t gateway, uint64_t before_wall_ns) noexcept {

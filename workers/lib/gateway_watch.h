@@ -68,6 +68,8 @@ class GatewayWatch {
   // How many sessions may be removed now, at the configured rate.
   bool mayNotify(uint64_t now_ns) noexcept;
   bool gone(const SessionShm& s) const noexcept;
+  // The walk for the restarts noted is over: logged, and forgotten.
+  void walkEnded() noexcept;
 
   Engine& engine_;
   struct Watched {
@@ -90,6 +92,7 @@ class GatewayWatch {
   // The completion this walk asked for: whether asked, and the completions
   // that had ended then (one more: walk again for what it read in).
   bool completion_asked_ = false;
+  uint64_t removed_in_walk_ = 0;
   uint64_t completions_seen_ = 0;
   double notify_credit_ = 0;
   uint64_t last_notify_ns_ = 0;
@@ -114,6 +117,7 @@ void GatewayWatch::cleanUpRestarts(uint64_t now_ns, Notify&& notify) noexcept {
     notify(s);
     engine_.endSession(s);
     engine_.counters().restart_sessions_removed.add();
+    ++removed_in_walk_;
     return true;
   });
   engine_.countSessions();
@@ -126,8 +130,7 @@ void GatewayWatch::cleanUpRestarts(uint64_t now_ns, Notify&& notify) noexcept {
       return;
     }
   }
-  restarts_.clear();
-  completion_asked_ = false;
+  walkEnded();
 }
 
 }  // namespace gtpcp::worker
