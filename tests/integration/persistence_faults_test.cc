@@ -384,6 +384,20 @@ class PersistenceFaultsTest : public DataPathTest, public ::testing::WithParamIn
   // The creation's record on the replicas, the answer's on the primary
   // alone, the primary lost; the other instance answers and removes it.
   void halfStored(const HalfStoredRig& rig);
+  // The primary the sentinels promoted in place of `old_primary`, once it
+  // says it is one (ROLE master); 0 when none within 20 s.
+  uint16_t promotedSentinelPrimary(uint16_t old_primary) {
+    uint16_t now = 0;
+    const bool promoted = testing::waitUntil(
+        [&] {
+          now = sentinels_->primaryPort();
+          const auto role =
+              now == 0 || now == old_primary ? std::optional<std::string>() : testing::redisCommand(now, {"ROLE"});
+          return role && role->rfind("master", 0) == 0;
+        },
+        20s, 50ms);
+    return promoted ? now : 0;
+  }
   // A server of the deployment under test.
   testing::RedisServer& server(uint16_t port) {
     return sentinels_ ? sentinels_->server(port) : cluster_->server(port);
@@ -562,17 +576,9 @@ TEST_P(PersistenceFaultsTest, SentinelPrimaryKilledUnderCreations) {
           "\n  sentinel_master: " + sentinels_->name() + "\n",
       [&] { sentinels_->server(old_primary).kill(); },
       [&]() -> std::vector<uint16_t> {
-        uint16_t now = 0;
-        const bool promoted = testing::waitUntil(
-            [&] {
-              now = sentinels_->primaryPort();
-              const auto role = now == 0 || now == old_primary ? std::optional<std::string>()
-                                                              : testing::redisCommand(now, {"ROLE"});
-              return role && role->rfind("master", 0) == 0;
-            },
-            20s, 50ms);
-        EXPECT_TRUE(promoted) << "no replica was promoted";
-        if (!promoted) return {};
+        const uint16_t now = promotedSentinelPrimary(old_primary);
+        EXPECT_NE(now, 0) << "no replica was promoted";
+        if (now == 0) return {};
         return {now};
       });
 }
@@ -684,18 +690,7 @@ TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostSentinelPrimaryIsAnsw
           if (p != primary) replicas.push_back(p);
         return std::make_pair(primary, replicas);
       },
-      [&](uint16_t old_primary) -> uint16_t {
-        uint16_t now = 0;
-        const bool promoted = testing::waitUntil(
-            [&] {
-              now = sentinels_->primaryPort();
-              const auto role = now == 0 || now == old_primary ? std::optional<std::string>()
-                                                              : testing::redisCommand(now, {"ROLE"});
-              return role && role->rfind("master", 0) == 0;
-            },
-            20s, 50ms);
-        return promoted ? now : 0;
-      }});
+      [&](uint16_t old_primary) { return promotedSentinelPrimary(old_primary); }});
 }
 
 // Cluster: 3 primaries and 3 replicas (cluster-node-timeout 500 ms); the
