@@ -22,9 +22,12 @@ constexpr uint64_t kIdleWaitMs = 100;
 // How long a stopping persister keeps writing what it holds.
 constexpr uint64_t kFlushOnStopNs = 2'000'000'000;
 // The instance's entry in the group's instance table: renewed every second,
-// valid for three (a missed renewal or two is not a stop).
+// valid for ten. A Redis failover holds the renewals up for seconds (a
+// Cluster's slot moving, then the client's topology refresh), and an
+// instance starting meanwhile must still see this one running, or it would
+// raise the group's Recovery under it.
 constexpr uint64_t kAnnouncePeriodNs = 1'000'000'000;
-constexpr uint64_t kAnnounceValidMs = 3'000;
+constexpr uint64_t kAnnounceValidMs = 10'000;
 }  // namespace
 
 tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::open(const PersisterOptions& options) {
