@@ -715,10 +715,18 @@ TEST_P(PersistenceFaultsTest, AHalfStoredSessionLeftByALostClusterPrimaryIsAnswe
       [&](uint16_t old_primary) -> uint16_t {
         const int slot = persister::keySlot(key);
         uint16_t now = 0;
+        // The slot served by the promoted replica, and every live node past
+        // its CLUSTERDOWN: b's start reads the group's keys through any of them.
         const bool promoted = testing::waitUntil(
             [&] {
               now = cluster_->ownerOf(slot);
-              return now != 0 && now != old_primary;
+              if (now == 0 || now == old_primary) return false;
+              for (const uint16_t port : cluster_->ports()) {
+                if (port == old_primary) continue;
+                const auto info = testing::redisCommand(port, {"CLUSTER", "INFO"});
+                if (!info || info->find("cluster_state:ok") == std::string::npos) return false;
+              }
+              return true;
             },
             20s, 50ms);
         return promoted ? now : 0;
