@@ -13,12 +13,13 @@
 #include "common/group/forwarder_counters.h"
 #include "common/group/process_status_shm.h"
 #include "common/metrics/counter.h"
+#include "common/metrics/histogram.h"
 #include "common/ring/bell.h"
 
 namespace gtpcp::forwarder {
 
 // The layout version is its last character: bump it whenever ForwarderShm changes.
-inline constexpr uint32_t kForwarderSegmentKind = 0x46574436;  // "FWD6"
+inline constexpr uint32_t kForwarderSegmentKind = 0x46574437;  // "FWD7"
 inline constexpr unsigned kMaxWorkers = 64;
 
 struct ForwarderShm {
@@ -38,6 +39,16 @@ struct ForwarderShm {
   alignas(64) metrics::Counter priority_depth[kMaxWorkers];
   alignas(64) metrics::Counter new_depth[kMaxWorkers];
   alignas(64) metrics::Counter egress_depth[kMaxWorkers];
+  // High-water marks of the same, since the segment was made (a restarted
+  // forwarder adopts it, and its predecessor's marks with it).
+  alignas(64) metrics::Counter priority_high_water[kMaxWorkers];
+  alignas(64) metrics::Counter new_high_water[kMaxWorkers];
+  alignas(64) metrics::Counter egress_high_water[kMaxWorkers];
+  // What the proxy adds to a datagram it relays or answers: from its
+  // reception on a GTP-C socket to the send of the message the worker made
+  // of it, index 0 GTPv1-C, 1 GTPv2-C (of the message sent). The proxy's own
+  // requests (no datagram before them) are not in it.
+  alignas(64) metrics::Histogram proxy_latency[2];
 };
 
 }  // namespace gtpcp::forwarder

@@ -15,12 +15,13 @@
 #include <cstdint>
 
 #include "common/metrics/counter.h"
+#include "common/metrics/histogram.h"
 #include "common/net/address.h"
 
 namespace gtpcp::forwarder {
 
 // The layout version is its last character: bump it whenever GatewayTableShm changes.
-inline constexpr uint32_t kGatewayTableSegmentKind = 0x47575431;  // "GWT1"
+inline constexpr uint32_t kGatewayTableSegmentKind = 0x47575432;  // "GWT2"
 inline constexpr unsigned kMaxHealthChecked = 1024;  // gateways with Echo health checks
 inline constexpr uint32_t kRecoveryUnknown = 0x100;  // no Echo Response seen yet
 
@@ -45,6 +46,10 @@ struct GatewayStatusShm {
   metrics::Counter echo_sent;
   metrics::Counter echo_answered;
   metrics::Counter misses;  // intervals that ended without an answer
+  // Writer: the forwarder. Round trip of the last answered Echo Request,
+  // in nanoseconds (0 before the first), and every answered one's.
+  metrics::Counter echo_rtt_ns;
+  metrics::Histogram echo_rtt;
 };
 
 struct GatewayTableShm {

@@ -6,18 +6,23 @@
 // The workers read `bell`; `gtpcp status` and the metrics exporter the rest.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "common/group/process_status_shm.h"
 #include "common/metrics/counter.h"
+#include "common/metrics/histogram.h"
 #include "common/group/redis_counters.h"
 #include "common/ring/bell.h"
 
 namespace gtpcp::persister {
 
 // The layout version is its last character: bump it whenever PersisterShm changes.
-inline constexpr uint32_t kPersisterSegmentKind = 0x50455235;  // "PER5"
+inline constexpr uint32_t kPersisterSegmentKind = 0x50455237;  // "PER7"
 inline constexpr unsigned kMaxChannels = 64;                   // one per worker
 
 #define GTPCP_PERSISTER_COUNTERS(X)                                                                       \
@@ -74,6 +79,46 @@ struct GroupWritesShm {
   WriterSeenShm seen[kMaxWritersSeen];
 };
 
+// The primaries the persister's channels write to, for the metrics
+// exporter: "host:port" entries separated by commas (one for single and
+// Sentinel, every primary of the slot map for Cluster), NUL-terminated;
+// empty before the first is known.
+//
+// PER-P1. Writer: the persister (publishPrimaries), when the text changed:
+// `version` made odd, a release fence, the text, then `version` even with a
+// release store. Readers (readPrimaries) acquire `version`, copy the text,
+// fence (acquire) and read `version` again; odd or changed: read again.
+struct PrimariesShm {
+  std::atomic<uint64_t> version{0};
+  char text[440] = {};
+};
+
+inline void publishPrimaries(PrimariesShm& p, std::string_view text) noexcept {
+  const uint64_t v = p.version.load(std::memory_order_relaxed);
+  p.version.store(v + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  const std::size_t n = std::min(text.size(), sizeof p.text - 1);
+  for (std::size_t i = 0; i < n; ++i) std::atomic_ref<char>(p.text[i]).store(text[i], std::memory_order_relaxed);
+  std::atomic_ref<char>(p.text[n]).store('\0', std::memory_order_relaxed);
+  p.version.store(v + 2, std::memory_order_release);  // PER-P1
+}
+
+// nullopt when the writer kept changing it (100 tries).
+inline std::optional<std::string> readPrimaries(const PrimariesShm& p) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const uint64_t v = p.version.load(std::memory_order_acquire);  // PER-P1
+    if (v & 1) continue;
+    char copy[sizeof p.text];
+    for (std::size_t i = 0; i < sizeof copy; ++i)
+      copy[i] = std::atomic_ref<char>(const_cast<char&>(p.text[i])).load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (p.version.load(std::memory_order_relaxed) != v) continue;
+    copy[sizeof copy - 1] = '\0';
+    return std::string(copy);
+  }
+  return std::nullopt;
+}
+
 struct PersisterShm {
   group::ProcessStatusShm status;
   // The persister sleeps in epoll on its bell socket; a worker that
@@ -83,6 +128,15 @@ struct PersisterShm {
   // Writer: the persister; channel i is worker i's.
   alignas(64) RedisCounters redis[kMaxChannels];
   alignas(64) GroupWritesShm writes;
+  // Writer: the persister. Per batch Redis acknowledged: the age of its
+  // oldest change, from the worker's write to the persist ring to Redis's
+  // acknowledgement. Measured on CLOCK_REALTIME, from the change record's
+  // time stamp (ChangeHeader::wall_ns: the start of the worker's turn that
+  // wrote it) to the persister's release of the batch's slots, after Redis
+  // acknowledged every write (and, with storage.sync_replicas, WAIT said the
+  // replicas hold them). Every channel's batches, one histogram.
+  alignas(64) metrics::Histogram lag;
+  alignas(64) PrimariesShm primaries;
 };
 
 }  // namespace gtpcp::persister

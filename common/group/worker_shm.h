@@ -12,11 +12,12 @@
 
 #include "common/group/process_status_shm.h"
 #include "common/group/worker_counters.h"
+#include "common/group/worker_metrics.h"
 
 namespace gtpcp::worker {
 
 // The layout version is its last character: bump it whenever the segment's layout changes.
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5243;  // "WKRC"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5244;  // "WKRD"
 
 // The fixed part at the start of the segment. Geometry fields are written once
 // by the creator; a worker refuses to attach to a segment whose geometry
@@ -57,6 +58,7 @@ struct WorkerShmHeader {
   // restarted worker still knows whether the other instance wrote since.
   uint64_t foreign_epoch_seen;
   alignas(64) WorkerCounters counters;
+  alignas(64) WorkerMetricsShm metrics;
 };
 
 }  // namespace gtpcp::worker

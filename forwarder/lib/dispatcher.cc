@@ -27,7 +27,7 @@ Dispatcher::Dispatcher(std::span<WorkerPorts> workers, ForwarderShm& shm, const 
 
 void Dispatcher::reply(const ring::DatagramMeta& meta, std::size_t length) noexcept {
   if (length == 0) return;
-  if (!replies_.reply(meta.local_socket, group::peerOf(meta), std::span(reply_buffer_).first(length)))
+  if (!replies_.reply(meta.local_socket, group::peerOf(meta), std::span(reply_buffer_).first(length), meta.receive_ns))
     counters_.send_errors.add();
 }
 
@@ -122,7 +122,7 @@ void Dispatcher::dispatch(const ring::DatagramMeta& meta, std::span<const uint8_
       return;
     case Route::kEchoResponse:
       counters_.echo_responses.add();
-      if (health_ == nullptr || !health_->onEchoResponse(group::peerOf(meta), bytes))
+      if (health_ == nullptr || !health_->onEchoResponse(group::peerOf(meta), bytes, meta.receive_ns))
         counters_.echo_responses_unmatched.add();
       return;
     case Route::kVersionNotSupported:
@@ -146,8 +146,13 @@ void Dispatcher::flush() noexcept {
     w.fresh.publish();
     w.doorbell.ring();
     w.dirty = false;
-    shm_.priority_depth[i].set(w.priority.capacitySlots() - w.priority.freeSlots());
-    shm_.new_depth[i].set(w.fresh.capacitySlots() - w.fresh.freeSlots());
+    // Right after publishing: the deepest the rings are in this turn.
+    const std::size_t priority = w.priority.capacitySlots() - w.priority.freeSlots();
+    const std::size_t fresh = w.fresh.capacitySlots() - w.fresh.freeSlots();
+    shm_.priority_depth[i].set(priority);
+    shm_.new_depth[i].set(fresh);
+    raiseHighWater(shm_.priority_high_water[i], priority);
+    raiseHighWater(shm_.new_high_water[i], fresh);
   }
 }
 

@@ -24,8 +24,17 @@ class ReplySink {
  public:
   virtual ~ReplySink() = default;
   // Queues a datagram the forwarder wrote itself (copied before returning).
-  virtual bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept = 0;
+  // `receive_ns`: DatagramMeta::receive_ns of the datagram it answers, for
+  // ForwarderShm::proxy_latency; 0 for the forwarder's own requests.
+  virtual bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes,
+                     uint64_t receive_ns) noexcept = 0;
 };
+
+// Raises a high-water mark (ForwarderShm::*_high_water) to `depth`. Only its
+// writer, the forwarder, calls it: a relaxed load and store, like Counter.
+inline void raiseHighWater(metrics::Counter& mark, uint64_t depth) noexcept {
+  if (depth > mark.load()) mark.set(depth);
+}
 
 // The forwarder's end of one worker's ingress rings.
 struct WorkerPorts {

@@ -21,6 +21,7 @@
 #include "common/group/paths.h"
 #include "common/group/rings.h"
 #include "handover.h"
+#include "sender.h"
 
 namespace gtpcp::forwarder {
 
@@ -127,97 +128,6 @@ struct Forwarder::ReceiveBuffers {
   std::vector<Control> control;
   std::vector<mmsghdr> msgs;
   std::vector<uint32_t> overflow;  // per socket (session sockets, then new-session ones), the kernel's last drop count
-};
-
-// Send side: per socket, a batch of datagrams pointing at ring memory or at
-// the forwarder's own replies, flushed with sendmmsg.
-class Forwarder::Sender final : public ReplySink {
- public:
-  Sender(const std::vector<int>& fds, std::size_t batch, ForwarderShm& shm)
-      : fds_(fds), batch_(batch), shm_(shm), per_socket_(fds.size()) {
-    for (auto& s : per_socket_) {
-      s.msgs.resize(batch);
-      s.iov.resize(batch);
-      s.names.resize(batch);
-      s.copies.resize(batch);
-    }
-  }
-
-  // Queues bytes that stay valid until flush() (ring memory).
-  void queue(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
-    if (socket >= per_socket_.size()) {
-      shm_.counters.send_errors.add();
-      return;
-    }
-    Batch& b = per_socket_[socket];
-    if (b.count == batch_) flush(socket);
-    const std::size_t i = b.count++;
-    socklen_t len;
-    to.toSockaddr(b.names[i], len);
-    b.iov[i] = {const_cast<uint8_t*>(bytes.data()), bytes.size()};
-    msghdr& h = b.msgs[i].msg_hdr;
-    h = {};
-    h.msg_name = &b.names[i];
-    h.msg_namelen = len;
-    h.msg_iov = &b.iov[i];
-    h.msg_iovlen = 1;
-    if (bytes.size() >= 2) {
-      const unsigned version = bytes[0] >> 5;
-      if (version == 2) shm_.sent_v2[bytes[1]].add();
-      if (version == 1) shm_.sent_v1[bytes[1]].add();
-    }
-  }
-
-  // A reply the forwarder wrote in a buffer it reuses: copied.
-  bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
-    if (socket >= per_socket_.size() || bytes.size() > sizeof(Copy::bytes)) return false;
-    Batch& b = per_socket_[socket];
-    if (b.count == batch_) flush(socket);
-    Copy& c = b.copies[b.count];
-    std::memcpy(c.bytes, bytes.data(), bytes.size());
-    queue(socket, to, std::span<const uint8_t>(c.bytes, bytes.size()));
-    return true;
-  }
-
-  void flushAll() noexcept {
-    for (std::size_t s = 0; s < per_socket_.size(); ++s) flush(s);
-  }
-
- private:
-  struct Copy {
-    uint8_t bytes[256];
-  };
-  struct Batch {
-    std::vector<mmsghdr> msgs;
-    std::vector<iovec> iov;
-    std::vector<sockaddr_storage> names;
-    std::vector<Copy> copies;
-    std::size_t count = 0;
-  };
-
-  void flush(std::size_t socket) noexcept {
-    Batch& b = per_socket_[socket];
-    std::size_t sent = 0;
-    while (sent < b.count) {
-      const int n = sendmmsg(fds_[socket], b.msgs.data() + sent, static_cast<unsigned>(b.count - sent), 0);
-      if (n > 0) {
-        sent += static_cast<std::size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      // The datagram at `sent` was refused (no route, buffer full): count it
-      // and go on with the rest.
-      shm_.counters.send_errors.add();
-      ++sent;
-    }
-    shm_.counters.datagrams_sent.add(b.count);
-    b.count = 0;
-  }
-
-  const std::vector<int>& fds_;
-  std::size_t batch_;
-  ForwarderShm& shm_;
-  std::vector<Batch> per_socket_;
 };
 
 tl::expected<std::unique_ptr<Forwarder>, std::string> Forwarder::open(const ForwarderOptions& options) {
@@ -482,22 +392,7 @@ void Forwarder::pollReadable(int timeout_ms) noexcept {
 bool Forwarder::drainEgress() noexcept {
   bool any = false;
   for (std::size_t w = 0; w < egress_.size(); ++w) {
-    ring::Consumer& c = egress_[w];
-    std::size_t n = 0;
-    while (n < options_.batch * 4) {
-      auto r = c.peek();
-      if (!r) break;
-      sender_->queue(r->meta->local_socket, group::peerOf(*r->meta), r->payload);
-      c.pop();
-      ++n;
-    }
-    if (n == 0) continue;
-    any = true;
-    shm_->counters.from_workers.add(n);
-    // Send before release: the batch points into the ring's slots.
-    sender_->flushAll();
-    c.release();
-    shm_->egress_depth[w].set(c.depthSlots());
+    if (drainEgressRing(egress_[w], w, options_.batch * 4, *sender_, *shm_) != 0) any = true;
   }
   return any;
 }

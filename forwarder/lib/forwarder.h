@@ -79,6 +79,8 @@ class HeartbeatSender;
 }  // namespace gtpcp::control
 namespace gtpcp::forwarder {
 
+class Sender;
+
 // The kernel's running count of datagrams socket `fd` dropped for want of
 // room (SO_MEMINFO): the count SO_RXQ_OVFL reports with each datagram. 0
 // for -1 or when the kernel does not say.
@@ -118,7 +120,6 @@ class Forwarder {
  private:
   Forwarder() = default;
   control::HeartbeatSender* heartbeat_ = nullptr;
-  class Sender;
   // One batch from address `socket`'s session socket, or its new-session
   // socket when `fresh`.
   // Datagrams received, 0 when none (or no such socket).

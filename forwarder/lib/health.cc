@@ -87,11 +87,12 @@ uint64_t GatewayHealth::tick(uint64_t now_ns, ReplySink& out) noexcept {
       t.sequence = t.version == gtp::v1::kVersion ? next_sequence_ & kSequenceMaskV1 : next_sequence_;
       next_sequence_ = (next_sequence_ + 1) & kSequenceMask;
       if (auto bytes = echoRequest(t, recovery, buffer); !bytes.empty()) {
-        out.reply(t.socket, t.address, bytes);
+        out.reply(t.socket, t.address, bytes, 0);  // no datagram before it: not in proxy_latency
         s.echo_sent.add();
         shm_.counters.echo_requests_sent.add();
       }
       t.awaiting = true;
+      t.sent_ns = now_ns;
       // On the schedule, not on now: a late turn does not stretch intervals,
       // and a long stall skips whole intervals but keeps each gateway's
       // phase, so the requests stay spread over the interval.
@@ -119,7 +120,8 @@ std::span<const uint8_t> GatewayHealth::echoRequest(const Target& t, uint8_t rec
   return bytes ? std::span<const uint8_t>(*bytes) : std::span<const uint8_t>();
 }
 
-bool GatewayHealth::onEchoResponse(const net::Address& from, std::span<const uint8_t> bytes) noexcept {
+bool GatewayHealth::onEchoResponse(const net::Address& from, std::span<const uint8_t> bytes,
+                                   uint64_t now_ns) noexcept {
   if (bytes.empty()) return false;
   const uint8_t version = bytes[0] >> 5;
   uint32_t sequence = 0;
@@ -143,18 +145,25 @@ bool GatewayHealth::onEchoResponse(const net::Address& from, std::span<const uin
     // 29.274 §4.2.2.2 sends responses to the request's source port, not from
     // any particular one).
     if (!t.awaiting || t.version != version || t.sequence != sequence || !t.address.sameHost(from)) continue;
-    answered(i, recovery);
+    answered(i, recovery, now_ns);
     return true;
   }
   return false;
 }
 
-void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery) noexcept {
+void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery, uint64_t now_ns) noexcept {
   Target& t = targets_[index];
   t.awaiting = false;
   t.missed = 0;
   GatewayStatusShm& s = table_.gateways[index];
   s.echo_answered.add();
+  // The request went out in the turn of t.sent_ns; an answer read before
+  // that (a time from another clock) says nothing of the round trip.
+  if (now_ns != 0 && now_ns >= t.sent_ns) {
+    const uint64_t rtt = now_ns - t.sent_ns;
+    s.echo_rtt_ns.set(rtt);
+    s.echo_rtt.observe(rtt);
+  }
   if (s.up.load(std::memory_order_relaxed) == 0) {
     s.up.store(1, std::memory_order_relaxed);
     const double down_s = t.down_ns != 0 ? static_cast<double>(monotonicNs() - t.down_ns) / 1e9 : 0;

@@ -18,6 +18,12 @@
 // GatewayTableShm::gateways, where workers read them when they pick a gateway
 // and where they learn of restarts.
 //
+// Round trip (echo_rtt_ns, echo_rtt): from the tick that queued a gateway's
+// Echo Request (the forwarder sends it in the same turn) to the reception of
+// the answer that matches it (DatagramMeta::receive_ns: the recvmmsg of its
+// batch). It includes up to one loop turn of the forwarder's own on each
+// side, microseconds next to a gateway's answer.
+//
 // Single-threaded: the forwarder's main loop calls it. No allocation after
 // construction.
 #pragma once
@@ -47,10 +53,11 @@ class GatewayHealth {
 
   // Sends the Echo Requests that are due; returns when the next one is.
   uint64_t tick(uint64_t now_ns, ReplySink& out) noexcept;
-  // An Echo Response (GTPv1 or GTPv2) from `from`. False when it answers no
-  // Echo Request of ours (a stranger's, one of the other version, or one
-  // that came after the next was sent).
-  bool onEchoResponse(const net::Address& from, std::span<const uint8_t> bytes) noexcept;
+  // An Echo Response (GTPv1 or GTPv2) from `from`, received at `now_ns`
+  // (CLOCK_MONOTONIC, the clock of tick()'s; 0: unknown, no round trip
+  // measured). False when it answers no Echo Request of ours (a stranger's,
+  // one of the other version, or one that came after the next was sent).
+  bool onEchoResponse(const net::Address& from, std::span<const uint8_t> bytes, uint64_t now_ns) noexcept;
 
   uint64_t nextDue() const noexcept { return next_due_; }
 
@@ -61,6 +68,7 @@ class GatewayHealth {
     uint8_t version = 2;       // GTP version of its pool
     bool awaiting = false;     // the Echo Request of this interval is unanswered
     uint32_t sequence = 0;     // of that Echo Request (16 bits for GTPv1)
+    uint64_t sent_ns = 0;      // the tick that sent it
     uint32_t missed = 0;       // intervals in a row without an answer
     uint64_t due_ns = 0;
     std::string name;          // the routing document's, for the log
@@ -69,8 +77,9 @@ class GatewayHealth {
 
   // The Echo Request of `t` into `buffer`; empty when it does not fit.
   std::span<const uint8_t> echoRequest(const Target& t, uint8_t recovery, std::span<uint8_t> buffer) noexcept;
-  // The target answered; `recovery` from the answer's Recovery IE.
-  void answered(std::size_t index, std::optional<uint8_t> recovery) noexcept;
+  // The target answered at `now_ns` (0: unknown); `recovery` from the
+  // answer's Recovery IE.
+  void answered(std::size_t index, std::optional<uint8_t> recovery, uint64_t now_ns) noexcept;
 
   ForwarderShm& shm_;
   GatewayTableShm& table_;

@@ -119,6 +119,12 @@ void Channel::release() noexcept {
   // producer: the slots are its again.
   ring_.release();
   counters_.batches_written.add();
+  if (lag_ != nullptr && oldest_wall_ns_ != 0) {
+    const uint64_t now = wall_clock_();
+    // A wall clock stepped back since the change was stamped: 0, so that
+    // every batch released is in the histogram.
+    lag_->observe(now > oldest_wall_ns_ ? now - oldest_wall_ns_ : 0);
+  }
   counters_.pending_changes.set(0);
   in_flight_ = false;
   waiting_ = false;

@@ -34,8 +34,10 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics/histogram.h"
 #include "common/ring/ring.h"
 #include "common/group/persister_shm.h"
+#include "common/time/clock.h"
 #include "batch.h"
 #include "redis_client.h"
 
@@ -49,6 +51,17 @@ class Channel {
   // Replicas each primary must hold a batch on before it is released (0:
   // none), and how long one WAIT blocks.
   void waitForReplicas(uint32_t replicas, uint32_t timeout_ms) noexcept;
+  // Observe into `lag` (none: nothing measured), once per batch released,
+  // the age of the batch's oldest change: `wall_clock` (CLOCK_REALTIME; one
+  // read per batch) at the release, once Redis acknowledged every write
+  // (and, waiting for replicas, held it on them), minus the oldest
+  // ChangeHeader::wall_ns of its records. A batch none of whose records
+  // parsed has no age and is not observed. The histogram's one writer is
+  // the persister's loop: every channel of a process may share one.
+  void measureLag(metrics::Histogram* lag, uint64_t (*wall_clock)() noexcept = &realtimeNs) noexcept {
+    lag_ = lag;
+    wall_clock_ = wall_clock;
+  }
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
@@ -92,6 +105,8 @@ class Channel {
   uint32_t records_ = 0;
   uint64_t oldest_wall_ns_ = 0;
   uint64_t retry_at_ns_ = 0;
+  metrics::Histogram* lag_ = nullptr;
+  uint64_t (*wall_clock_)() noexcept = &realtimeNs;
   // Replicas.
   uint32_t wait_replicas_ = 0;
   std::string wait_argv_[3];  // "WAIT", N, timeout

@@ -65,6 +65,7 @@ tl::expected<std::unique_ptr<PersisterRuntime>, std::string> PersisterRuntime::o
     p->channels_.push_back(std::make_unique<Channel>(*p->rings_[w], *p->clients_[w], *p->keys_, p->shm_->counters,
                                                      options.batch_records));
     p->channels_.back()->waitForReplicas(options.wait_replicas, options.wait_ms);
+    p->channels_.back()->measureLag(&p->shm_->lag);
   }
 
   if (!p->clients_.empty()) {
@@ -135,6 +136,15 @@ void PersisterRuntime::announceInstance(uint64_t now_ns) noexcept {
   next_announce_ns_ = now_ns + kAnnouncePeriodNs;
   if (instances_key_.empty()) instances_key_ = group::instancesKey(options_.group);
   announce_value_ = std::to_string(realtimeNs() / 1'000'000 + kAnnounceValidMs);
+  // Which primaries the channels write to, for the metrics (PER-P1).
+  std::vector<std::string> primaries;
+  for (const auto& c : clients_) c->primaries(primaries);
+  std::string text;
+  for (const std::string& p : primaries) text += (text.empty() ? "" : ",") + p;
+  if (text != primaries_text_) {
+    primaries_text_ = text;
+    publishPrimaries(shm_->primaries, text);
+  }
   const std::string_view argv[] = {"HSET", instances_key_, options_.instance, announce_value_};
   // Unanswered or failed: the next period's write replaces it.
   (void)clients_[0]->submit(keySlot(instances_key_), argv, RedisCompletion{[](void*, const RedisResult&) noexcept {}, nullptr});

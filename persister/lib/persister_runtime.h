@@ -90,6 +90,7 @@ class PersisterRuntime {
   std::string announce_value_;
   std::string shares_key_;
   std::string share_value_;
+  std::string primaries_text_;
   IoHandler bell_handler_;
 };
 

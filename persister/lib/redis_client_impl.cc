@@ -4,6 +4,7 @@
 
 #include <hiredis/async.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -257,6 +258,17 @@ RedisClientImpl::~RedisClientImpl() {
       while (Request* r = l->popFront()) complete(r, RedisErrc::kShutdown);
   for (RequestList* l : {&unrouted_, &parked_})
     while (Request* r = l->popFront()) complete(r, RedisErrc::kShutdown);
+}
+
+void RedisClientImpl::primaries(std::vector<std::string>& out) const {
+  const Node* last = nullptr;
+  for (const Node* n : slots_) {
+    if (n == nullptr || n == last || n->conn.port() == 0) continue;
+    last = n;
+    std::string a = n->conn.host().find(':') != std::string::npos ? "[" + n->conn.host() + "]" : n->conn.host();
+    a += ":" + std::to_string(n->conn.port());
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(std::move(a));
+  }
 }
 
 uintptr_t RedisClientImpl::primaryOf(uint16_t slot) const noexcept {

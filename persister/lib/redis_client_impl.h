@@ -91,6 +91,10 @@ class RedisClientImpl final : public RedisClient {
 
   // Every slot has a primary whose connection is up.
   bool connected() const noexcept { return counters_->connected.load() != 0; }
+  // The primaries that own slots now, "host:port" each, in the order of the
+  // slots they first own, appended to `out` unless already in it. Walks the
+  // slot map (Cluster): for the once-a-second report, not per command.
+  void primaries(std::vector<std::string>& out) const;
   // Commands accepted and not yet completed.
   uint32_t held() const noexcept { return held_; }
 

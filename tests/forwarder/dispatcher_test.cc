@@ -37,12 +37,14 @@ struct Reply {
   uint8_t socket;
   net::Address to;
   std::vector<uint8_t> bytes;
+  uint64_t receive_ns;
 };
 
 class RecordingSink final : public ReplySink {
  public:
-  bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
-    replies.push_back(Reply{socket, to, {bytes.begin(), bytes.end()}});
+  bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes,
+             uint64_t receive_ns) noexcept override {
+    replies.push_back(Reply{socket, to, {bytes.begin(), bytes.end()}, receive_ns});
     return true;
   }
   std::vector<Reply> replies;
@@ -90,8 +92,9 @@ class DispatcherTest : public ::testing::Test {
     dispatcher_ = std::make_unique<Dispatcher>(ports_, *shm_, *table_, sink_);
   }
 
-  void dispatch(const std::vector<uint8_t>& bytes) {
+  void dispatch(const std::vector<uint8_t>& bytes, uint64_t receive_ns = 0) {
     ring::DatagramMeta meta{};
+    meta.receive_ns = receive_ns;
     meta.local_socket = 1;
     group::setPeer(meta, peer_);
     dispatcher_->dispatch(meta, bytes);
@@ -349,6 +352,58 @@ TEST_F(DispatcherTest, FlushWakesOnlyTheWorkersThatGotSomething) {
   EXPECT_NE(rings_[1]->bell.sequence.load(), before[1]);
   EXPECT_EQ(rings_[0]->bell.sequence.load(), before[0]);
   EXPECT_EQ(rings_[2]->bell.sequence.load(), before[2]);
+}
+
+TEST_F(DispatcherTest, RingHighWaterMarksKeepTheDeepestBurst) {
+  const std::string imsi = "001010000000042";
+  const int w = workerOfImsi(imsi);
+  const uint32_t teid = (uint32_t{static_cast<uint16_t>(w)} << 22) | 1;  // partition w: worker w
+  for (uint32_t i = 0; i < 20; ++i) dispatch(message(v2::MessageType::kModifyBearerRequest, teid, i));
+  for (uint32_t i = 0; i < 10; ++i) dispatch(createSessionRequest(imsi, 1, 100 + i));
+  dispatcher_->flush();
+  const uint64_t priority_burst = shm_->priority_depth[w].load();
+  const uint64_t new_burst = shm_->new_depth[w].load();
+  EXPECT_GE(priority_burst, 20u);
+  EXPECT_GE(new_burst, 10u);
+  EXPECT_EQ(shm_->priority_high_water[w].load(), priority_burst);
+  EXPECT_EQ(shm_->new_high_water[w].load(), new_burst);
+
+  // The worker catches up; a datagram or two later the gauges are low and
+  // the marks still say how deep the burst went.
+  EXPECT_EQ(take(w, false).size(), 20u);
+  EXPECT_EQ(take(w, true).size(), 10u);
+  dispatch(message(v2::MessageType::kModifyBearerRequest, teid, 50));
+  dispatch(createSessionRequest(imsi, 1, 200));
+  dispatcher_->flush();
+  EXPECT_GT(shm_->priority_depth[w].load(), 0u);
+  EXPECT_GT(shm_->new_depth[w].load(), 0u);
+  EXPECT_GT(shm_->priority_high_water[w].load(), shm_->priority_depth[w].load());
+  EXPECT_GT(shm_->new_high_water[w].load(), shm_->new_depth[w].load());
+  EXPECT_EQ(shm_->priority_high_water[w].load(), priority_burst);
+  EXPECT_EQ(shm_->new_high_water[w].load(), new_burst);
+  for (int i = 0; i < kWorkers; ++i) {
+    if (i == w) continue;
+    EXPECT_EQ(shm_->priority_high_water[i].load(), 0u) << "worker " << i;
+    EXPECT_EQ(shm_->new_high_water[i].load(), 0u) << "worker " << i;
+  }
+}
+
+TEST_F(DispatcherTest, TheForwardersOwnAnswersCarryTheReceiveTimeOfWhatTheyAnswer) {
+  dispatch(message(v2::MessageType::kEchoRequest, std::nullopt, 1), 1111);
+  std::vector<uint8_t> v3 = message(v2::MessageType::kModifyBearerRequest, 1, 1);
+  v3[0] = static_cast<uint8_t>((3 << 5) | (v3[0] & 0x1f));
+  dispatch(v3, 2222);
+  group::GroupControlShm control;
+  control.draining.store(1);
+  dispatcher_->setControl(&control);
+  dispatch(createSessionRequest("001010000000042", 1, 7), 3333);
+  dispatcher_->setControl(nullptr);
+  dispatch(message(v2::MessageType::kEchoRequest, std::nullopt, 2));  // received at an unknown time
+  ASSERT_EQ(sink_.replies.size(), 4u);
+  EXPECT_EQ(sink_.replies[0].receive_ns, 1111u) << "Echo Response";
+  EXPECT_EQ(sink_.replies[1].receive_ns, 2222u) << "Version Not Supported";
+  EXPECT_EQ(sink_.replies[2].receive_ns, 3333u) << "No resources available";
+  EXPECT_EQ(sink_.replies[3].receive_ns, 0u);
 }
 
 TEST_F(DispatcherTest, CreationsOverThePeersRateAreRejectedByTheForwarder) {

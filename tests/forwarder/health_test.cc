@@ -26,6 +26,9 @@
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
 #include "forwarder/lib/dispatcher.h"
+#include "forwarder/lib/sender.h"
+#include "common/time/clock.h"
+#include "tests/support/udp.h"
 
 namespace gtpcp::forwarder {
 namespace {
@@ -136,9 +139,16 @@ class GatewayHealthTest : public ::testing::Test, public ReplySink {
     health_ = std::make_unique<GatewayHealth>(table_, plan_, *shm_, *table_shm_, kT0);
   }
 
-  bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
+  bool reply(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes,
+             uint64_t receive_ns) noexcept override {
+    EXPECT_EQ(receive_ns, 0u) << "an Echo Request answers no datagram";
     sent_.push_back(Sent{now_ns_, socket, to, {bytes.begin(), bytes.end()}});
     return true;
+  }
+
+  // An Echo Response from `from`, received at the time of the last tick.
+  bool answerWith(const net::Address& from, std::span<const uint8_t> bytes) {
+    return health_->onEchoResponse(from, bytes, now_ns_);
   }
 
   uint64_t tick(uint64_t now_ns) {
@@ -164,7 +174,7 @@ class GatewayHealthTest : public ::testing::Test, public ReplySink {
     const Sent& request = lastTo(to);
     const uint32_t seq = sequenceOf(request);
     const bool v1 = !request.bytes.empty() && (request.bytes[0] >> 5) == 1;
-    return health_->onEchoResponse(to.withPort(port), v1 ? echoResponseV1(static_cast<uint16_t>(seq), recovery)
+    return answerWith(to.withPort(port), v1 ? echoResponseV1(static_cast<uint16_t>(seq), recovery)
                                                          : echoResponse(seq, recovery));
   }
 
@@ -422,20 +432,20 @@ TEST_F(GatewayHealthTest, OnlyTheAnswerToTheCurrentRequestCounts) {
   runUntil(kT0 + 1000 * kMs);
   const uint32_t seq = sequenceOf(lastTo(kPgw1));
   // A wrong sequence number, another host, another gateway of ours.
-  EXPECT_FALSE(health_->onEchoResponse(kPgw1, echoResponse((seq + 1000) & 0x7fffff, 5)));
-  EXPECT_FALSE(health_->onEchoResponse(net::Address::v4(Ipv4{{127, 0, 0, 99}}, 2123), echoResponse(seq, 5)));
-  EXPECT_FALSE(health_->onEchoResponse(kPgw3, echoResponse(seq, 5)));
-  EXPECT_FALSE(health_->onEchoResponse(kPgw6, echoResponse(seq, 5)));
-  EXPECT_FALSE(health_->onEchoResponse(kPgw1, std::vector<uint8_t>{0x40, 0x02, 0x00}));
+  EXPECT_FALSE(answerWith(kPgw1, echoResponse((seq + 1000) & 0x7fffff, 5)));
+  EXPECT_FALSE(answerWith(net::Address::v4(Ipv4{{127, 0, 0, 99}}, 2123), echoResponse(seq, 5)));
+  EXPECT_FALSE(answerWith(kPgw3, echoResponse(seq, 5)));
+  EXPECT_FALSE(answerWith(kPgw6, echoResponse(seq, 5)));
+  EXPECT_FALSE(answerWith(kPgw1, std::vector<uint8_t>{0x40, 0x02, 0x00}));
   EXPECT_EQ(status(0).echo_answered.load(), 0u);
   EXPECT_EQ(status(0).recovery.load(), kRecoveryUnknown);
 
   // The source port does not matter.
-  EXPECT_TRUE(health_->onEchoResponse(kPgw1.withPort(40000), echoResponse(seq, 5)));
+  EXPECT_TRUE(answerWith(kPgw1.withPort(40000), echoResponse(seq, 5)));
   EXPECT_EQ(status(0).echo_answered.load(), 1u);
   EXPECT_EQ(status(0).recovery.load(), 5u);
   // Answered already.
-  EXPECT_FALSE(health_->onEchoResponse(kPgw1, echoResponse(seq, 5)));
+  EXPECT_FALSE(answerWith(kPgw1, echoResponse(seq, 5)));
   EXPECT_EQ(status(0).echo_answered.load(), 1u);
 
   // pgw2's first request is superseded by its second: the late answer to
@@ -444,11 +454,11 @@ TEST_F(GatewayHealthTest, OnlyTheAnswerToTheCurrentRequestCounts) {
   runUntil(kT0 + 2000 * kMs);
   const uint32_t second = sequenceOf(lastTo(kPgw2));
   ASSERT_NE(first, second);
-  EXPECT_FALSE(health_->onEchoResponse(kPgw2, echoResponse(first, 5)));
+  EXPECT_FALSE(answerWith(kPgw2, echoResponse(first, 5)));
   EXPECT_EQ(status(1).echo_answered.load(), 0u);
   EXPECT_EQ(status(1).misses.load(), 1u);
   EXPECT_EQ(status(1).recovery.load(), kRecoveryUnknown);
-  EXPECT_TRUE(health_->onEchoResponse(kPgw2, echoResponse(second, 5)));
+  EXPECT_TRUE(answerWith(kPgw2, echoResponse(second, 5)));
   EXPECT_EQ(status(1).echo_answered.load(), 1u);
 }
 
@@ -579,16 +589,16 @@ TEST_F(GatewayHealthTest, AnAnswerOfTheOtherVersionDoesNotCount) {
   const uint32_t pgw_seq = sequenceOf(lastTo(kPgw1));
   EXPECT_LE(ggsn_seq, 0xffffu);
   // The right number and host, the wrong version.
-  EXPECT_FALSE(health_->onEchoResponse(kGgsn1, echoResponse(ggsn_seq, 5)));
-  EXPECT_FALSE(health_->onEchoResponse(kPgw1, echoResponseV1(static_cast<uint16_t>(pgw_seq), 5)));
+  EXPECT_FALSE(answerWith(kGgsn1, echoResponse(ggsn_seq, 5)));
+  EXPECT_FALSE(answerWith(kPgw1, echoResponseV1(static_cast<uint16_t>(pgw_seq), 5)));
   // A GTPv1 Echo Response without sequence number, or that does not decode.
   std::vector<uint8_t> no_seq = {0x30, 0x02, 0x00, 0x00, 0, 0, 0, 0};
-  EXPECT_FALSE(health_->onEchoResponse(kGgsn1, no_seq));
-  EXPECT_FALSE(health_->onEchoResponse(kGgsn1, std::vector<uint8_t>{0x32, 0x02, 0x00}));
+  EXPECT_FALSE(answerWith(kGgsn1, no_seq));
+  EXPECT_FALSE(answerWith(kGgsn1, std::vector<uint8_t>{0x32, 0x02, 0x00}));
   EXPECT_EQ(status(1).echo_answered.load(), 0u);
   EXPECT_EQ(status(0).echo_answered.load(), 0u);
-  EXPECT_TRUE(health_->onEchoResponse(kGgsn1, echoResponseV1(static_cast<uint16_t>(ggsn_seq), 5)));
-  EXPECT_TRUE(health_->onEchoResponse(kPgw1, echoResponse(pgw_seq, 5)));
+  EXPECT_TRUE(answerWith(kGgsn1, echoResponseV1(static_cast<uint16_t>(ggsn_seq), 5)));
+  EXPECT_TRUE(answerWith(kPgw1, echoResponse(pgw_seq, 5)));
   EXPECT_EQ(status(1).echo_answered.load(), 1u);
   EXPECT_EQ(status(0).echo_answered.load(), 1u);
 }
@@ -623,6 +633,89 @@ TEST_F(GatewayHealthTest, AGatewayThatChangesVersionStartsOver) {
   EXPECT_TRUE(up(1));
   EXPECT_EQ(status(1).recovery.load(), kRecoveryUnknown);
   EXPECT_EQ(status(1).gtp_version, 1u);
+}
+
+// -- Round trip -------------------------------------------------------------------------
+
+TEST_F(GatewayHealthTest, AnAnswerReceivedLaterIsItsRequestsRoundTrip) {
+  start("interval_ms: 1000");
+  tick(kT0);
+  EXPECT_EQ(status(0).echo_rtt_ns.load(), 0u) << "none before the first answer";
+  const uint32_t seq = sequenceOf(lastTo(kPgw1));
+  EXPECT_TRUE(health_->onEchoResponse(kPgw1, echoResponse(seq, 5), kT0 + 3 * kMs));
+  EXPECT_EQ(status(0).echo_rtt_ns.load(), 3 * kMs);
+  EXPECT_EQ(status(0).echo_rtt.count(), 1u);
+  EXPECT_EQ(status(0).echo_rtt.sumNs(), 3 * kMs);
+  // pgw2's request went at kT0 + 250 ms; an answer of unknown time counts
+  // as an answer, not as a round trip.
+  tick(kT0 + 250 * kMs);
+  EXPECT_TRUE(health_->onEchoResponse(kPgw2, echoResponse(sequenceOf(lastTo(kPgw2)), 5), 0));
+  EXPECT_EQ(status(1).echo_answered.load(), 1u);
+  EXPECT_EQ(status(1).echo_rtt.count(), 0u);
+  // The next interval: the last answer's round trip, and both in the histogram.
+  runUntil(kT0 + 1001 * kMs);
+  EXPECT_TRUE(health_->onEchoResponse(kPgw1, echoResponse(sequenceOf(lastTo(kPgw1)), 5), kT0 + 1000 * kMs + 40'000));
+  EXPECT_EQ(status(0).echo_rtt_ns.load(), 40'000u);
+  EXPECT_EQ(status(0).echo_rtt.count(), 2u);
+  EXPECT_EQ(status(0).echo_rtt.sumNs(), 3 * kMs + 40'000);
+  // An answer that does not match measures nothing.
+  EXPECT_FALSE(health_->onEchoResponse(kPgw1, echoResponse(seq, 5), kT0 + 1500 * kMs));
+  EXPECT_EQ(status(0).echo_rtt.count(), 2u);
+}
+
+// A fake PGW on a loopback socket answers the Echo Request the checks send
+// through the forwarder's Sender; the answer comes back through the
+// Dispatcher with the time it was read, as in the forwarder's loop.
+TEST(GatewayHealthLoopback, AnEchoExchangeWithARealSocketGivesItsRoundTrip) {
+  const Ipv4 loopback{{127, 0, 0, 1}};
+  testing::UdpSocket forwarder_socket(loopback, 0);
+  testing::UdpSocket pgw(loopback, 0);
+  const std::string document = "version: 1\npools:\n  p:\n    gateways: [{name: pgw, address: 127.0.0.1, port: " +
+                               std::to_string(pgw.port()) +
+                               "}]\nrules: [{name: r, pool: p}]\nhealth_check: {interval_ms: 1000}\n";
+  auto routing = config::parseRoutingDocument(document, "routing.yaml");
+  ASSERT_TRUE(routing) << routing.error().toString();
+  const auto plan = group::SocketPlan::make(loopback, std::nullopt, loopback, std::nullopt, forwarder_socket.port());
+  ASSERT_EQ(plan.gateway_v4, 0);
+  auto shm = std::make_unique<ForwarderShm>();
+  auto table = std::make_unique<GatewayTableShm>();
+  table->recovery.store(kGroupRecovery);
+  const std::vector<int> fds(plan.sockets.size(), forwarder_socket.fd());
+  Sender sender(fds, 8, *shm);
+  GatewayHealth health(*routing, plan, *shm, *table, monotonicNs());
+  Dispatcher dispatcher({}, *shm, *table, sender);
+  dispatcher.setHealth(&health);
+  const GatewayStatusShm& status = table->gateways[0];
+
+  const uint64_t sent_ns = monotonicNs();
+  health.tick(sent_ns, sender);
+  sender.flushAll();
+  // The PGW answers.
+  auto request = pgw.receive(std::chrono::seconds(2));
+  ASSERT_TRUE(request) << "no Echo Request reached the PGW";
+  v2::Message m;
+  ASSERT_TRUE(m.decode(request->bytes));
+  ASSERT_EQ(m.messageType(), v2::MessageType::kEchoRequest);
+  ASSERT_TRUE(pgw.sendTo(loopback, forwarder_socket.port(), echoResponse(m.header().sequence_number, 7)));
+  // The forwarder reads the answer.
+  auto response = forwarder_socket.receive(std::chrono::seconds(2));
+  ASSERT_TRUE(response);
+  ring::DatagramMeta meta{};
+  meta.receive_ns = monotonicNs();
+  meta.local_socket = plan.gateway_v4;
+  group::setPeer(meta, net::Address::v4(response->from, response->port));
+  dispatcher.dispatch(meta, response->bytes);
+
+  EXPECT_EQ(status.echo_answered.load(), 1u);
+  EXPECT_EQ(status.recovery.load(), 7u);
+  ASSERT_EQ(status.echo_rtt.count(), 1u);
+  ASSERT_GE(meta.receive_ns, sent_ns);
+  EXPECT_EQ(status.echo_rtt_ns.load(), meta.receive_ns - sent_ns);
+  EXPECT_GT(status.echo_rtt_ns.load(), 0u);
+  EXPECT_EQ(status.echo_rtt.sumNs(), meta.receive_ns - sent_ns);
+  EXPECT_EQ(shm->counters.echo_responses_unmatched.load(), 0u);
+  EXPECT_EQ(shm->proxy_latency[0].count() + shm->proxy_latency[1].count(), 0u)
+      << "the proxy's own Echo Requests answer no datagram";
 }
 
 }  // namespace

@@ -723,6 +723,48 @@ TEST_F(ChannelTest, AFailedBatchIsSentAgainWholeAndByteForByteAfterThePause) {
   EXPECT_EQ(counters_.batches_written.load(), 1u);
 }
 
+// The wall clock of the lag measurement: what it says, and how often read.
+uint64_t g_wall_ns = 0;
+unsigned g_wall_reads = 0;
+uint64_t fakeWall() noexcept {
+  ++g_wall_reads;
+  return g_wall_ns;
+}
+
+TEST_F(ChannelTest, EachBatchReleasedIsObservedOnceWithItsOldestChangesAge) {
+  Channel channel(*consumer_, redis_, keys_, counters_, 64, 1000);
+  metrics::Histogram lag;
+  channel.measureLag(&lag, &fakeWall);
+  g_wall_reads = 0;
+  // The records are stamped 3000, 4000 and 4001 (the fixture's).
+  g_wall_ns = 3000 + 7'000'000;
+  push();
+  EXPECT_TRUE(channel.turn(1));
+  redis_.answer(RedisErrc::kTimeout);
+  EXPECT_FALSE(channel.turn(10));
+  EXPECT_TRUE(channel.turn(1010)) << "sent again";
+  EXPECT_EQ(lag.count(), 0u) << "nothing acknowledged yet";
+  EXPECT_EQ(g_wall_reads, 0u);
+  redis_.answer();
+  EXPECT_TRUE(channel.turn(1011));
+  EXPECT_EQ(counters_.batches_written.load(), 1u);
+  EXPECT_EQ(lag.count(), 1u);
+  EXPECT_EQ(lag.sumNs(), 7'000'000u) << "from the oldest change to the release";
+  EXPECT_EQ(lag.bucket(9), 1u) << "(5 ms, 10 ms]";
+  EXPECT_EQ(g_wall_reads, 1u) << "one clock read per batch";
+
+  // A clock stepped back: 0, still one observation.
+  g_wall_ns = 1000;
+  push();
+  EXPECT_TRUE(channel.turn(2000));
+  redis_.answer();
+  EXPECT_TRUE(channel.turn(2001));
+  EXPECT_EQ(counters_.batches_written.load(), 2u);
+  EXPECT_EQ(lag.count(), 2u);
+  EXPECT_EQ(lag.bucket(0), 1u);
+  EXPECT_EQ(lag.sumNs(), 7'000'000u);
+}
+
 TEST_F(ChannelTest, AWarmedUpChannelAllocatesNothing) {
   Channel channel(*consumer_, redis_, keys_, counters_, 64, 1000);
   redis_.record = false;

@@ -56,6 +56,13 @@ TEST(RedisCluster, WritesLandOnThePrimaryOfTheirSlot) {
   ASSERT_EQ(client->submitGroup(keySlot("{tx}"), group, recordInto(tx)), RedisErrc::kOk);
   ASSERT_TRUE(runUntil(loop, [&] { return client->held() == 0; }, 20s)) << client->held() << " unanswered";
   EXPECT_TRUE(client->connected());
+  // Every primary of the slot map, once each, for the metrics.
+  std::vector<std::string> primaries;
+  client->primaries(primaries);
+  std::size_t primary_nodes = 0;
+  for (const auto& n : cluster.nodes()) primary_nodes += n.primary && !n.failed ? 1 : 0;
+  EXPECT_EQ(primaries.size(), primary_nodes);
+  for (const std::string& p : primaries) EXPECT_EQ(p.rfind("127.0.0.1:", 0), 0u) << p;
 
   std::size_t ok = 0;
   for (const auto& o : outcomes) ok += o.error == RedisErrc::kOk ? 1 : 0;

@@ -54,6 +54,11 @@ TEST(RedisSentinel, ClientFollowsTheNewPrimaryAfterTheOldOneIsKilled) {
   // primary is unreachable) before the failover ends and +switch-master is
   // published: the announcement arrives, just not necessarily first.
   EXPECT_TRUE(runUntil(loop, [&] { return client->counters().primary_switches.load() >= 1; }, 10s));
+  // What the metrics name as the primary follows it too.
+  std::vector<std::string> primaries;
+  client->primaries(primaries);
+  ASSERT_EQ(primaries.size(), 1u);
+  EXPECT_EQ(primaries[0], "127.0.0.1:" + std::to_string(new_primary));
 
   // Written after the kill: only the new primary can have acknowledged them.
   auto after_kill = [&](const WriteLoad::Write& w) { return w.submitted_ns > killed; };

@@ -51,12 +51,17 @@ struct Sent {
   uint8_t socket;
   net::Address to;
   std::vector<uint8_t> bytes;
+  uint64_t receive_ns = 0;  // what the egress record's meta would carry
 };
 
 class RecordingEgress final : public Egress {
  public:
   bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
-    sent.push_back(Sent{socket, to, {bytes.begin(), bytes.end()}});
+    return send(socket, to, bytes, 0);
+  }
+  bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes,
+            uint64_t receive_ns) noexcept override {
+    sent.push_back(Sent{socket, to, {bytes.begin(), bytes.end()}, receive_ns});
     return true;
   }
   std::vector<Sent> sent;
@@ -167,14 +172,17 @@ class ProxyTest : public ::testing::Test {
                 request.to, now);
   }
 
-  // Feeds `bytes` as if received from `from` on socket 0; returns what left.
-  std::vector<Sent> feed(std::vector<uint8_t> bytes, const net::Address& from, uint64_t now = 1'000'000'000) {
+  // Feeds `bytes` as if received from `from` on socket 0 (by the forwarder
+  // at `receive_ns`); returns what left.
+  std::vector<Sent> feed(std::vector<uint8_t> bytes, const net::Address& from, uint64_t now = 1'000'000'000,
+                         uint64_t receive_ns = 0) {
     egress_.sent.clear();
     Arrival a;
     a.peer = from;
     a.socket = 0;
     a.now_ns = now;
     a.wall_ns = now;
+    a.receive_ns = receive_ns;
     proxy_->handle(a, bytes);
     return egress_.sent;
   }

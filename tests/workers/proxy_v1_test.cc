@@ -761,5 +761,121 @@ TEST_F(ProxyV1Test, TheRecoveryRelayedIsTheGroupsAndAResponseWithTeidZeroIsMatch
   EXPECT_EQ(sessions_.find(c.access_teid), nullptr) << "gone there, gone here";
 }
 
+// -- metrics (common/group/worker_metrics.h; the GTPv2 side is worker_metrics_test.cc)
+
+constexpr unsigned kV1 = 0;  // metricVersion(1)
+constexpr uint8_t kAccessLeg = static_cast<uint8_t>(Leg::kAccess);
+constexpr uint8_t kGatewayLeg = static_cast<uint8_t>(Leg::kGateway);
+constexpr uint8_t v1Type(v1::MessageType t) { return static_cast<uint8_t>(t); }
+
+class ProxyV1MetricsTest : public ProxyV1Test {
+ protected:
+  const WorkerMetricsShm& m() const { return header_->metrics; }
+  uint64_t received(uint8_t leg, v1::MessageType type) const { return m().received[kV1][leg][v1Type(type)].load(); }
+  uint64_t sent(uint8_t leg, v1::MessageType type) const { return m().sent[kV1][leg][v1Type(type)].load(); }
+  const GatewayMetricsShm& ggsn1() const { return m().gateways[routing_->findGateway("ggsn1").value()]; }
+
+  // A Create PDP Context Request at `now` (the forwarder's reception
+  // `receive_ns`); what went to the GGSN.
+  Sent request(uint64_t now, uint64_t receive_ns, PdpRequest r = {}) {
+    auto out = feed(pdpRequest(v1::MessageType::kCreatePdpContextRequest, r), sgsn(), now, receive_ns);
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? Sent{} : out[0];
+  }
+  // The GGSN answers `to_ggsn` with `cause` at `now`.
+  std::vector<Sent> answer(const Sent& to_ggsn, uint8_t cause, uint64_t now, uint64_t receive_ns = 0) {
+    Decoded d(to_ggsn.bytes);
+    PdpResponse r;
+    r.cause = cause;
+    r.teid = d.teidC().value_or(0);
+    r.sequence = d.sequence();
+    return feed(pdpResponse(v1::MessageType::kCreatePdpContextResponse, r), to_ggsn.to, now, receive_ns);
+  }
+};
+
+TEST_F(ProxyV1MetricsTest, ACreatePdpContextExchangeIsCountedByLegTypeCauseRuleAndGgsn) {
+  EXPECT_EQ(m().routing_hash.load(), routing_->contentHash()) << "published again after the fixture's reload";
+  EXPECT_EQ(m().gateways[2].creations_sent.load(), 0u);
+  const Sent to_ggsn = request(1'000'000'000, 1234);
+  EXPECT_EQ(to_ggsn.receive_ns, 1234u);
+  EXPECT_EQ(m().sessions_by_version[kV1].load(), 1u);
+  EXPECT_EQ(header_->counters.sessions_active.load(), 1u);
+  auto to_sgsn = answer(to_ggsn, 128, 1'040'000'000, 5678);
+  ASSERT_EQ(to_sgsn.size(), 1u);
+  EXPECT_EQ(to_sgsn[0].receive_ns, 5678u);
+
+  EXPECT_EQ(received(kAccessLeg, v1::MessageType::kCreatePdpContextRequest), 1u);
+  EXPECT_EQ(sent(kGatewayLeg, v1::MessageType::kCreatePdpContextRequest), 1u);
+  EXPECT_EQ(received(kGatewayLeg, v1::MessageType::kCreatePdpContextResponse), 1u);
+  EXPECT_EQ(sent(kAccessLeg, v1::MessageType::kCreatePdpContextResponse), 1u);
+  EXPECT_EQ(m().received[1][kAccessLeg][32].load(), 0u) << "nothing counted as GTPv2";
+  EXPECT_EQ(m().creation_causes[kV1][128].load(), 1u);
+  EXPECT_EQ(m().answers[kV1][v1Type(v1::MessageType::kCreatePdpContextResponse)][0].load(), 1u);
+  EXPECT_EQ(m().rule_sessions[routing_->findRule("gn-default").value()].load(), 1u);
+  EXPECT_EQ(ggsn1().sessions_active.load(), 1u);
+  EXPECT_EQ(ggsn1().creations_sent.load(), 1u);
+  EXPECT_EQ(ggsn1().creations_accepted.load(), 1u);
+  EXPECT_EQ(ggsn1().requests_sent.load(), 1u);
+  EXPECT_EQ(ggsn1().response_time.count(), 1u);
+  EXPECT_EQ(ggsn1().response_time.sumNs(), 40'000'000u);
+  EXPECT_EQ(m().sessions_by_version[kV1].load(), 1u);
+  EXPECT_EQ(m().sessions_by_version[1].load(), 0u);
+
+  // Deleted from the SGSN: the gauges drop, the answer is counted.
+  const uint32_t access_teid = Decoded(to_sgsn[0].bytes).teidC().value();
+  const uint32_t gateway_teid = Decoded(to_ggsn.bytes).teidC().value();
+  auto del = feed(simpleV1(v1::MessageType::kDeletePdpContextRequest, access_teid, 101, 5, true), sgsn(),
+                  2'000'000'000, 91);
+  ASSERT_EQ(del.size(), 1u);
+  EXPECT_EQ(del[0].receive_ns, 91u);
+  auto back = feed(causeOnly(v1::MessageType::kDeletePdpContextResponse, gateway_teid, Decoded(del[0].bytes).sequence(),
+                             128),
+                   del[0].to, 2'000'000'000, 92);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].receive_ns, 92u);
+  EXPECT_EQ(ggsn1().sessions_active.load(), 0u);
+  EXPECT_EQ(m().sessions_by_version[kV1].load(), 0u);
+  EXPECT_EQ(header_->counters.sessions_active.load(), 0u);
+  EXPECT_EQ(ggsn1().requests_sent.load(), 2u);
+  EXPECT_EQ(m().answers[kV1][v1Type(v1::MessageType::kDeletePdpContextResponse)][0].load(), 1u);
+  EXPECT_EQ(sent(kAccessLeg, v1::MessageType::kDeletePdpContextResponse), 1u);
+}
+
+TEST_F(ProxyV1MetricsTest, AGgsnsRejectionAndTheProxysOwnRefusalAreCountedApart) {
+  // try_another: [199], but pool gn has no other GGSN: the proxy answers itself.
+  const Sent to_ggsn = request(1'000'000'000, 10);
+  auto to_sgsn = answer(to_ggsn, 199, 1'000'000'000, 20);
+  ASSERT_EQ(to_sgsn.size(), 1u);
+  EXPECT_EQ(Decoded(to_sgsn[0].bytes).cause(), 204);
+  EXPECT_EQ(to_sgsn[0].receive_ns, 20u) << "the refusal answers the GGSN's rejection";
+  EXPECT_EQ(m().creation_causes[kV1][199].load(), 1u);
+  EXPECT_EQ(ggsn1().creations_rejected.load(), 1u);
+  EXPECT_EQ(ggsn1().creation_rejections[rejectionSlot(1, 199)].load(), 1u);
+  EXPECT_EQ(rejectionSlot(1, 199), 7u);
+  EXPECT_EQ(m().refusal_causes[kV1][204].load(), 1u);
+  EXPECT_EQ(m().answers[kV1][v1Type(v1::MessageType::kCreatePdpContextResponse)][1].load(), 0u)
+      << "the GGSN's answer was not relayed";
+  EXPECT_EQ(ggsn1().sessions_active.load(), 0u);
+  EXPECT_EQ(m().sessions_by_version[kV1].load(), 0u);
+
+  // A TEID nobody holds: Non-existent, the proxy's.
+  auto out = feed(simpleV1(v1::MessageType::kDeletePdpContextRequest, 0x00012345, 9, 5, true), sgsn(),
+                  1'000'000'000, 30);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].receive_ns, 30u);
+  EXPECT_EQ(m().refusal_causes[kV1][192].load(), 1u);
+}
+
+TEST_F(ProxyV1MetricsTest, AnUnansweredCreationTimesOutForItsGgsn) {
+  request(1'000'000'000, 0);
+  EXPECT_EQ(ggsn1().sessions_active.load(), 1u);
+  for (uint64_t t = 2; t <= 14; ++t) proxy_->tick(t * 1'000'000'000);  // response_timeout_ms: 0, the lifetime: 9 s
+  EXPECT_EQ(m().requests_timed_out[kV1][v1Type(v1::MessageType::kCreatePdpContextRequest)].load(), 1u);
+  EXPECT_EQ(ggsn1().creations_timed_out.load(), 1u);
+  EXPECT_EQ(ggsn1().sessions_active.load(), 0u);
+  EXPECT_EQ(m().sessions_by_version[kV1].load(), 0u);
+  EXPECT_EQ(ggsn1().response_time.count(), 0u);
+}
+
 }  // namespace
 }  // namespace gtpcp::worker::test

@@ -122,6 +122,27 @@ TEST_F(RestoreTest, AMessageForAStoredSessionIsHeldThenServedOnce) {
   EXPECT_EQ(lookups_.asked.size(), 1u);
 }
 
+TEST_F(RestoreTest, AHeldMessageIsCountedOnceAndWhatItCausesCarriesItsReception) {
+  const Attached s = attach("001010000000002");
+  const uint16_t gateway = sessions_.find(s.access_teid)->gateway;
+  const WorkerMetricsShm& m = header_->metrics;
+  const SessionShm stored = forget(s);
+  EXPECT_EQ(m.gateways[gateway].sessions_active.load(), 0u);
+  EXPECT_EQ(m.sessions_by_version[1].load(), 0u);
+  useRestorer();
+  constexpr auto kMbr = static_cast<uint8_t>(MessageType::kModifyBearerRequest);
+  EXPECT_TRUE(feed(simple(MessageType::kModifyBearerRequest, s.access_teid, 100), sgw_, 1'000'000'000, 4711).empty());
+  const auto out = answer(s.access_teid, RestoreOutcome::kFound, &stored);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].receive_ns, 4711u) << "the time it was held is the proxy's";
+  EXPECT_EQ(m.received[1][static_cast<uint8_t>(Leg::kAccess)][kMbr].load(), 1u) << "taken from the ring once";
+  EXPECT_EQ(m.sent[1][static_cast<uint8_t>(Leg::kGateway)][kMbr].load(), 1u);
+  EXPECT_EQ(m.gateways[gateway].sessions_active.load(), 1u) << "read back: held here again";
+  EXPECT_EQ(m.gateways[gateway].requests_sent.load(), 2u);
+  EXPECT_EQ(m.sessions_by_version[1].load(), 1u);
+  EXPECT_EQ(header_->counters.sessions_active.load(), 1u);
+}
+
 TEST_F(RestoreTest, SeveralMessagesOfOneSessionWaitForOneLookupInOrder) {
   const Attached s = attach("001010000000002");
   const SessionShm stored = forget(s);

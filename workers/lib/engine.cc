@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <variant>
 
 #include "common/time/clock.h"
 #include "gtp_constants.h"
@@ -23,19 +24,28 @@ Engine::Engine(const ProxySettings& settings, WorkerShmHeader& header, SessionTa
     : settings_(settings),
       header_(header),
       counters_(header.counters),
+      metrics_(header.metrics),
       sessions_(sessions),
       transactions_(transactions),
       routing_(&routing),
       picker_(routing),
       egress_(egress),
       resend_(kMaxDatagram),
-      rewritten_(kMaxDatagram) {}
+      rewritten_(kMaxDatagram) {
+  // The metrics' entries are this document's from now on: zeroed (or kept,
+  // a predecessor's segment for the same document), the session gauges
+  // counted from the sessions held, then published.
+  metrics_.open(routing);
+  sessions_.publishTo(&counters_.sessions_active, &header.metrics);
+  metrics_.publish(routing);
+}
 
 void Engine::setRouting(const config::RoutingTable& routing) {
   const config::RoutingTable* before = routing_;
   routing_ = &routing;
   picker_ = config::GatewayPicker(routing);
   if (before == nullptr || before == &routing) return;
+  metrics_.carryOver(*before, routing);
   // Live sessions keep their pool, gateway and rule by name: their indexes
   // are the old document's positions. Once per reload, so it may allocate.
   auto remap = [](auto old_items, auto find) {
@@ -57,13 +67,15 @@ void Engine::setRouting(const config::RoutingTable& routing) {
     gone += s.pool == kNoSelection || s.gateway == kNoSelection || s.rule == kNoSelection;
   });
   counters_.sessions_unrouted.set(gone);
+  sessions_.recount();  // the gateways' gauges, by their new indexes
+  metrics_.publish(routing);
 }
 
 void Engine::resolveSelection(SessionShm& s, const session::RoutingNames& names) noexcept {
   // A record written before names keeps its indexes.
   if (names.pool[0] == '\0' && names.gateway[0] == '\0' && names.rule[0] == '\0') return;
   s.pool = routing_->findPool(names.pool).value_or(kNoSelection);
-  s.gateway = routing_->findGateway(names.gateway).value_or(kNoSelection);
+  sessions_.setGateway(s, routing_->findGateway(names.gateway).value_or(kNoSelection));
   s.rule = routing_->findRule(names.rule).value_or(kNoSelection);
   if (s.pool == kNoSelection || s.gateway == kNoSelection || s.rule == kNoSelection)
     counters_.restore_unrouted.add();
@@ -80,6 +92,7 @@ void Engine::setPersist(PersistSink* sink) noexcept {
 
 void Engine::advance(uint64_t now_ns) noexcept {
   now_ns_ = std::max(now_ns_, now_ns);
+  receive_ns_ = 0;
   if (changes_) now_wall_ns_ = realtimeNs();
 }
 
@@ -111,11 +124,14 @@ TransactionShm* Engine::open(const Arrival& from, uint32_t requester_sequence, u
   t->destination = destination;
   t->session_teid = sessions_.teid(session, Leg::kAccess);
   counters_.transactions_started.add();
+  if (toward == Leg::kGateway) {
+    if (GatewayMetricsShm* g = metrics_.gateway(session.gateway)) g->requests_sent.add();
+  }
   counters_.transactions_live.set(transactions_.live());
   return t;
 }
 
-void Engine::replay(const TransactionShm& t, const Arrival& retransmission) noexcept {
+void Engine::replay(const TransactionShm& t, const Arrival& retransmission, Leg from) noexcept {
   if (t.flags & kAnsweredElsewhere) return;
   const auto answer = transactions_.answerOf(t);
   if (answer.empty()) {
@@ -123,11 +139,11 @@ void Engine::replay(const TransactionShm& t, const Arrival& retransmission) noex
     return;
   }
   counters_.answers_replayed.add();
-  send(retransmission.socket, retransmission.peer, answer);
+  send(from, retransmission.socket, retransmission.peer, answer);
 }
 
 void Engine::reply(TransactionShm& t, std::span<const uint8_t> bytes) noexcept {
-  send(t.requester_socket, t.requester, bytes);
+  send(other(static_cast<Leg>(t.toward)), t.requester_socket, t.requester, bytes);
   counters_.transactions_completed.add();
   transactions_.answered(t, bytes);
 }
@@ -137,13 +153,24 @@ void Engine::close(TransactionShm& t) noexcept {
   counters_.transactions_live.set(transactions_.live());
 }
 
-bool Engine::send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
-  if (!egress_.send(socket, to, bytes)) {
+bool Engine::push(Leg leg, uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes,
+                  uint64_t receive_ns) noexcept {
+  if (!egress_.send(socket, to, bytes, receive_ns)) {
     counters_.egress_full.add();
     return false;
   }
   counters_.datagrams_sent.add();
+  metrics_.sent(leg, bytes);
   return true;
+}
+
+Leg Engine::legOf(const net::Address& peer) const noexcept {
+  for (const config::Gateway& g : routing_->gateways()) {
+    const net::Address a = g.isIpv6() ? net::Address::v6(std::get<gtp::Ipv6>(g.address), g.port)
+                                      : net::Address::v4(std::get<gtp::Ipv4>(g.address), g.port);
+    if (a.sameHost(peer)) return Leg::kGateway;
+  }
+  return Leg::kAccess;
 }
 
 void Engine::counted(bool written) noexcept {

@@ -32,15 +32,11 @@
 #include "session_table.h"
 #include "transaction_table.h"
 #include "worker_layout.h"
+#include "worker_metrics.h"
 
 namespace gtpcp::worker {
 
 class Restorer;
-
-// SessionShm::pool, gateway or rule of a session whose routing document
-// entry is gone (removed by a reload since its creation): it keeps its
-// gateway address and endpoints, and no walk over a pool or gateway finds it.
-inline constexpr uint16_t kNoSelection = 0xffff;
 
 struct ProxySettings {
   uint32_t workers = 1;
@@ -70,6 +66,7 @@ class Engine {
   // -- what the engine holds for the procedures
   const ProxySettings& settings() const noexcept { return settings_; }
   WorkerCounters& counters() noexcept { return counters_; }
+  WorkerMetrics& metrics() noexcept { return metrics_; }
   SessionTable& sessions() noexcept { return sessions_; }
   TransactionTable& transactions() noexcept { return transactions_; }
   const config::RoutingTable& routing() const noexcept { return *routing_; }
@@ -82,7 +79,8 @@ class Engine {
   std::span<uint8_t> resendBuffer() noexcept { return resend_; }
 
   // A new routing document: live sessions' pools, gateways and rules are
-  // found again by name (kNoSelection: no longer in it).
+  // found again by name (kNoSelection: no longer in it), and so are the
+  // metrics' gateway and rule entries.
   void setRouting(const config::RoutingTable& routing);
   // A session read back from the storage: its pool, gateway and rule by the
   // names its record keeps, in the document in force.
@@ -92,9 +90,13 @@ class Engine {
 
   // -- time: the latest CLOCK_MONOTONIC reading seen, and the CLOCK_REALTIME
   // of the datagram or turn being handled (session records carry it).
+  // What is sent until the next of these calls goes with the datagram's
+  // reception time (Arrival::receive_ns); after advance(), the timers'
+  // turn, with none.
   void arrived(const Arrival& arrival) noexcept {
     now_ns_ = std::max(now_ns_, arrival.now_ns);
     now_wall_ns_ = arrival.wall_ns;
+    receive_ns_ = arrival.receive_ns;
   }
   void advance(uint64_t now_ns) noexcept;
   uint64_t now() const noexcept { return now_ns_; }
@@ -118,14 +120,28 @@ class Engine {
   TransactionShm* open(const Arrival& from, uint32_t requester_sequence, uint8_t message_type, uint8_t flags,
                        uint64_t response_key, const SessionShm& session, Leg toward, uint8_t socket,
                        const net::Address& destination) noexcept;
-  // A retransmission of the request `t` answered: the answer it got, again
-  // (nothing when another worker answers it, or the cache lost it).
-  void replay(const TransactionShm& t, const Arrival& retransmission) noexcept;
+  // A retransmission of the request `t`, from `from`, answered: the answer
+  // it got, again (nothing when another worker answers it, or the cache
+  // lost it).
+  void replay(const TransactionShm& t, const Arrival& retransmission, Leg from) noexcept;
   // Sends the answer of `t` to its requester and keeps it for retransmissions.
   void reply(TransactionShm& t, std::span<const uint8_t> bytes) noexcept;
   // Closes `t`, which will get no answer worth relaying.
   void close(TransactionShm& t) noexcept;
-  bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept;
+  // Hands `bytes` to the egress toward a peer on `leg`, counted; what the
+  // datagram being handled caused (or a timer, between datagrams).
+  bool send(Leg leg, uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
+    return push(leg, socket, to, bytes, receive_ns_);
+  }
+  // The same for the proxy's own requests (own_requests.h): they answer no
+  // datagram, whatever is being handled.
+  bool sendOwn(Leg leg, uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
+    return push(leg, socket, to, bytes, 0);
+  }
+  // The leg of a peer a datagram came from when nothing in it tells: a
+  // gateway of the routing document's host, else the access side. A walk
+  // over the gateways: for the rare messages without a TEID of the proxy.
+  Leg legOf(const net::Address& peer) const noexcept;
 
   // Expires transactions older than the lifetime, calling expired(t) for
   // each pending one first. Call it every loop turn: the work it does is
@@ -166,12 +182,15 @@ class Engine {
  private:
   // `written`: what a ChangeWriter said, counted.
   void counted(bool written) noexcept;
+  bool push(Leg leg, uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes,
+            uint64_t receive_ns) noexcept;
   // The kRouting attribute of `s` (names in the routing document in force).
   std::span<const uint8_t> routingNames(const SessionShm& s) noexcept;
 
   ProxySettings settings_;
   WorkerShmHeader& header_;
   WorkerCounters& counters_;
+  WorkerMetrics metrics_;
   SessionTable& sessions_;
   TransactionTable& transactions_;
   const config::RoutingTable* routing_;
@@ -181,6 +200,7 @@ class Engine {
   Restorer* restorer_ = nullptr;
   uint64_t now_ns_ = 0;
   uint64_t now_wall_ns_ = 0;
+  uint64_t receive_ns_ = 0;  // of the datagram being handled; 0 in the timers' turn
   uint64_t last_sweep_ns_ = 0;
   uint64_t sweep_credit_ = 0;  // table slots the sweep owes
   std::vector<uint8_t> resend_;
@@ -205,6 +225,10 @@ void Engine::expireTransactions(uint64_t now_ns, F&& expired) noexcept {
   transactions_.sweep(now_ns - settings_.transaction_timeout_ns, budget, [&](TransactionShm& t) {
     if (t.state != static_cast<uint8_t>(TransactionState::kPending)) return;  // answered: retransmissions are over
     counters_.transactions_expired.add();
+    // Forwarded to a gateway and never answered (the proxy's own requests
+    // are not the gateways' transactions).
+    if (t.toward == static_cast<uint8_t>(Leg::kGateway) && t.requester_socket != kProxyOrigin)
+      metrics_.timedOut(t.flags & kGtpv1 ? gtp::v1::kVersion : gtp::v2::kVersion, t.message_type);
     expired(t);
   });
   counters_.transactions_live.set(transactions_.live());

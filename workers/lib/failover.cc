@@ -60,7 +60,7 @@ bool Failover::failOver(TransactionShm& t, SessionShm& s) noexcept {
     return false;
   }
   const bool family_changes = address.family != s.gateway_address.family;
-  s.gateway = *next;
+  engine_.sessions().setGateway(s, *next);
   s.gateway_address = address;
   s.gateway_socket = socket;
   t.tried[t.attempts++] = *next;
@@ -82,7 +82,15 @@ bool Failover::failOver(TransactionShm& t, SessionShm& s) noexcept {
   }
   engine_.persist(s);
   if (failover.response_timeout_ms != 0) startTimer(t, engine_.now());
-  engine_.send(socket, address, bytes);
+  // The new gateway's response time runs from now (µs, saturated: a
+  // transaction's lifetime is seconds).
+  const uint64_t since_us = engine_.now() > t.received_ns ? (engine_.now() - t.received_ns) / 1000 : 0;
+  t.forwarded_us = static_cast<uint32_t>(std::min<uint64_t>(since_us, UINT32_MAX));
+  if (GatewayMetricsShm* g = engine_.metrics().gateway(*next)) {
+    g->creations_sent.add();
+    g->requests_sent.add();
+  }
+  engine_.send(Leg::kGateway, socket, address, bytes);
   return true;
 }
 
@@ -111,6 +119,7 @@ void Failover::expire(uint64_t now_ns) noexcept {
     SessionShm* s = engine_.sessions().find(t.session_teid);
     if (s == nullptr || s->state != kCreating) continue;
     engine_.counters().creations_timed_out.add();
+    if (GatewayMetricsShm* g = engine_.metrics().gateway(s->gateway)) g->creations_timed_out.add();
     if (V1Traits::ofVersion(t)) {
       failOver<V1Traits>(t, *s);
     } else {
@@ -123,6 +132,8 @@ void Failover::expired(const TransactionShm& t) noexcept {
   if (!V2Traits::isCreation(t) && !V1Traits::isCreation(t)) return;
   SessionShm* s = engine_.sessions().find(t.session_teid);
   if (s != nullptr && s->state == kCreating) {
+    // Its last gateway never answered, within T3 x N3 at least.
+    if (GatewayMetricsShm* g = engine_.metrics().gateway(s->gateway)) g->creations_timed_out.add();
     engine_.endSession(*s);
     engine_.counters().sessions_expired.add();
     engine_.countSessions();

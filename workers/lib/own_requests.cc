@@ -13,7 +13,7 @@ OwnRequests::OwnRequests(Engine& engine)
 void OwnRequests::send(uint64_t response_key, uint32_t sequence, uint8_t message_type, uint8_t flags, Leg toward,
                        uint8_t socket, const net::Address& to, uint32_t session_teid,
                        std::span<const uint8_t> bytes) noexcept {
-  engine_.send(socket, to, bytes);
+  engine_.sendOwn(toward, socket, to, bytes);
   TransactionTable& transactions = engine_.transactions();
   TransactionShm* t = transactions.open(response_key, net::Address{}, sequence, engine_.now());
   if (t == nullptr) return;  // sent once, not followed
@@ -89,7 +89,7 @@ void OwnRequests::retransmit(uint64_t now_ns) noexcept {
     const auto bytes = transactions.requestOf(t);
     if (bytes.empty()) continue;
     engine_.counters().own_requests_retransmitted.add();
-    engine_.send(t.destination_socket, t.destination, bytes);
+    engine_.sendOwn(static_cast<Leg>(t.toward), t.destination_socket, t.destination, bytes);
     ++r.sent;
     r.deadline_ns = now_ns + settings.t3_ns;
     const auto tail = static_cast<uint32_t>((head_ + count_) % retries_.size());

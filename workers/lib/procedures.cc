@@ -18,6 +18,10 @@ constexpr uint8_t kActive = static_cast<uint8_t>(SessionState::kActive);
 constexpr uint8_t kCreating = static_cast<uint8_t>(SessionState::kCreating);
 constexpr uint8_t kIncomplete = static_cast<uint8_t>(SessionState::kIncomplete);
 
+// When the request of `t` went to the gateway it waits on: its first send,
+// or its last failover's.
+uint64_t forwardedAt(const TransactionShm& t) { return t.received_ns + uint64_t{t.forwarded_us} * 1000; }
+
 }  // namespace
 
 template <class V>
@@ -25,11 +29,26 @@ void Procedures<V>::decodeFailed(const Arrival& arrival, std::span<const uint8_t
                                  const gtp::Error& error) noexcept {
   counters_.decode_errors.add();
   auto header = V::decodeHeader(bytes);
+  if (!header) return;
+  const Leg leg = receivedLeg(*header, arrival);
+  if (!arrival.replayed) engine_.metrics().received(V::kVersion, leg, header->message_type);
   const uint8_t cause = V::causeOf(error.code);
-  if (header && V::numbered(*header) && cause != 0 && V::isRequest(header->message_type)) {
-    answer<V>(engine_, arrival.socket, arrival.peer, static_cast<uint8_t>(header->message_type + 1), 0,
+  if (V::numbered(*header) && cause != 0 && V::isRequest(header->message_type)) {
+    answer<V>(engine_, leg, arrival.socket, arrival.peer, static_cast<uint8_t>(header->message_type + 1), 0,
               header->sequence_number, cause, Offending{error.ie_type, error.ie_instance});
   }
+}
+
+template <class V>
+Leg Procedures<V>::receivedLeg(const typename V::Header& h, const Arrival& arrival) noexcept {
+  if (const uint32_t teid = V::teid(h); teid != 0) return splitTeid(teid).leg;
+  const uint8_t type = h.message_type;
+  if (type == V::kCreateRequest) return Leg::kAccess;
+  if (type == V::kNamesSubscriber) return Leg::kGateway;
+  if (V::isResponse(type) && V::numbered(h)) {
+    if (const TransactionShm* t = V::match(engine_.transactions(), h)) return static_cast<Leg>(t->toward);
+  }
+  return engine_.legOf(arrival.peer);
 }
 
 template <class V>
@@ -91,6 +110,15 @@ void Procedures<V>::handleRequest(Context& c) noexcept {
 }
 
 template <class V>
+void Procedures<V>::logNoGateway(uint16_t pool) noexcept {
+  uint64_t held = 0;
+  if (!no_gateway_log_.allow(engine_.now(), held)) return;
+  spdlog::info("a creation refused (No resources available): no gateway of pool {} is up{}",
+               engine_.routing().pool(pool).name,
+               held != 0 ? fmt::format(" ({} more since the last such line)", held) : std::string());
+}
+
+template <class V>
 void Procedures<V>::create(Context& c) noexcept {
   const typename V::Message& m = c.message;
   if (!self().admit(c)) return;
@@ -110,6 +138,7 @@ void Procedures<V>::create(Context& c) noexcept {
   const auto gateway_index = engine_.picker().pick(selection->pool, [this](uint16_t g) { return gateways_.up(g); });
   if (!gateway_index) {
     counters_.no_gateway.add();
+    logNoGateway(selection->pool);
     reject(c, V::kNoResources);
     return;
   }
@@ -121,7 +150,7 @@ void Procedures<V>::create(Context& c) noexcept {
     return;
   }
 
-  SessionShm* s = allocate(c, partition);
+  SessionShm* s = allocate(c, partition, *gateway_index);
   if (s == nullptr) return;
   s->pool = selection->pool;
   s->rule = selection->rule;
@@ -129,7 +158,6 @@ void Procedures<V>::create(Context& c) noexcept {
     s->apn_length = static_cast<uint8_t>(std::min(apn.size(), sizeof s->apn));
     std::memcpy(s->apn, apn.data(), s->apn_length);
   }
-  s->gateway = *gateway_index;
   s->access_socket = c.arrival.socket;
   s->gateway_socket = gateway_socket;
   s->gateway_address = gateway;
@@ -170,25 +198,25 @@ void Procedures<V>::create(Context& c) noexcept {
   V::patchSequenceNumber(c.message_bytes, n.sequence);
   const auto out = self().outgoing(c, true);
   failover_.sent(*t, out, c.arrival.now_ns);
-  engine_.send(gateway_socket, gateway, out);
+  if (GatewayMetricsShm* g = engine_.metrics().gateway(*gateway_index)) g->creations_sent.add();
+  engine_.send(Leg::kGateway, gateway_socket, gateway, out);
 }
 
 template <class V>
-SessionShm* Procedures<V>::allocate(Context& c, uint16_t partition) noexcept {
-  SessionShm* s = engine_.sessions().allocate(partition);
+SessionShm* Procedures<V>::allocate(Context& c, uint16_t partition, uint16_t gateway) noexcept {
+  SessionShm* s = engine_.sessions().allocate(partition, V::kVersion, gateway);
   if (s == nullptr) {
     counters_.session_table_full.add();
     reject(c, V::kNoResources);
     return nullptr;
   }
-  s->gtp_version = V::kVersion;
   return s;
 }
 
 template <class V>
 void Procedures<V>::retransmitted(Context& c, TransactionShm& t) noexcept {
   if (t.state == kAnswered) {
-    engine_.replay(t, c.arrival);
+    engine_.replay(t, c.arrival, c.leg);
     return;
   }
   // Pending: the same translated request again, to the same gateway or SGW.
@@ -217,7 +245,7 @@ void Procedures<V>::retransmitted(Context& c, TransactionShm& t) noexcept {
   if (toward == Leg::kAccess) restoreApn(c, *session);
   V::patchSequenceNumber(c.message_bytes, static_cast<uint32_t>(t.response_key));
   counters_.requests_retransmitted.add();
-  engine_.send(t.destination_socket, t.destination, self().outgoing(c, true));
+  engine_.send(toward, t.destination_socket, t.destination, self().outgoing(c, true));
 }
 
 template <class V>
@@ -271,6 +299,9 @@ void Procedures<V>::finishCreate(Context& c, TransactionShm& t, SessionShm& s) n
   gateways_.noteRecovery(s.gateway, V::recovery(m), s.created_ns);
   const auto cause = V::cause(m);
   const bool ok = cause && V::accepted(*cause);
+  WorkerMetrics& metrics = engine_.metrics();
+  metrics.creationAnswered(V::kVersion, s.gateway, cause);
+  metrics.answeredBy(s.gateway, forwardedAt(t), c.arrival.now_ns);
   if (!ok && cause && engine_.routing().failover().triesAnother(*cause)) {
     failover_.failOver<V>(t, s);  // to the next gateway, or the requester is told none is left
     return;
@@ -290,12 +321,14 @@ void Procedures<V>::finishCreate(Context& c, TransactionShm& t, SessionShm& s) n
     s.updated_ns = c.arrival.wall_ns;
     self().established(c, t, s);
     counters_.sessions_created.add();
+    metrics.ruleSession(s.rule);
   }
   V::patchTeid(c.message_bytes, s.sgw.teid);
   V::patchSequenceNumber(c.message_bytes, t.requester_sequence);
   // A dedicated bearer's Create Bearer Request may ride on a GTPv2 answer;
   // it is only meaningful for an accepted session (TS 29.274 §7.7.0).
   const bool with_piggybacked = ok && self().translatePiggybacked(c, s, Leg::kGateway);
+  metrics.relayed(V::kVersion, m.header().message_type, cause);
   engine_.reply(t, self().outgoing(c, with_piggybacked));
   if (!ok) {
     // A rejected creation leaves no session behind.
@@ -311,6 +344,8 @@ void Procedures<V>::relayResponse(Context& c, TransactionShm& t, SessionShm& s) 
   if (from == Leg::kGateway) {
     gateways_.noteRecovery(s.gateway, V::recovery(c.message), c.arrival.wall_ns);
     restoreApn(c, s);
+    engine_.metrics().answeredBy(s.gateway, forwardedAt(t), c.arrival.now_ns);
+    engine_.metrics().relayed(V::kVersion, c.message.header().message_type, V::cause(c.message));
   }
   self().translate(c, s, from, engine_.socketFamily(t.requester_socket));
   V::patchTeid(c.message_bytes, Engine::peer(s, other(from)).teid);
@@ -341,8 +376,8 @@ void Procedures<V>::reject(Context& c, uint8_t cause, Offending offending) noexc
   } else if (const uint32_t own = V::teid(m.header()); own != 0) {
     if (const SessionShm* s = engine_.sessions().find(own)) teid = Engine::peer(*s, splitTeid(own).leg).teid;
   }
-  answer<V>(engine_, c.arrival.socket, c.arrival.peer, static_cast<uint8_t>(m.header().message_type + 1), teid,
-            m.header().sequence_number, cause, offending);
+  answer<V>(engine_, c.leg, c.arrival.socket, c.arrival.peer, static_cast<uint8_t>(m.header().message_type + 1),
+            teid, m.header().sequence_number, cause, offending);
 }
 
 template class Procedures<V2Traits>;

@@ -29,12 +29,14 @@
 // Single-threaded: the worker's main loop is the only caller.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
 
 #include "common/config/routing.h"
 #include "common/gtp/errors.h"
+#include "common/log/log.h"
 #include "engine.h"
 #include "failover.h"
 #include "gateway_watch.h"
@@ -55,11 +57,22 @@ class Procedures {
   // A datagram that did not decode: a request whose header reads still gets
   // the cause it earned.
   void decodeFailed(const Arrival& arrival, std::span<const uint8_t> bytes, const gtp::Error& error) noexcept;
+  // The leg a message came from. The proxy's TEID in its header names it;
+  // without one, a creation comes from the access side, a request naming
+  // its subscriber from a gateway, a response from where its request went,
+  // anything else from the side its sender's host is on.
+  Leg receivedLeg(const typename V::Header& h, const Arrival& arrival) noexcept;
+  // A decoded datagram: its leg noted in `c`, and counted (once: not again
+  // when the restorer hands it back).
+  void received(Context& c) noexcept {
+    c.leg = receivedLeg(c.message.header(), c.arrival);
+    if (!c.arrival.replayed) engine_.metrics().received(V::kVersion, c.leg, c.message.header().message_type);
+  }
   // A decoded message, by its role.
   void dispatch(Context& c) noexcept;
-  // A new session of this version in `partition`, or nullptr (the request
-  // refused).
-  SessionShm* allocate(Context& c, uint16_t partition) noexcept;
+  // A new session of this version in `partition`, through gateway `gateway`,
+  // or nullptr (the request refused).
+  SessionShm* allocate(Context& c, uint16_t partition, uint16_t gateway) noexcept;
   // Answers a request with `cause` (and the offending IE when given), the
   // requester's TEID in the header.
   void reject(Context& c, uint8_t cause, Offending offending = {}) noexcept;
@@ -98,6 +111,11 @@ class Procedures {
   void retransmitted(Context& c, TransactionShm& t) noexcept;
   void finishCreate(Context& c, TransactionShm& t, SessionShm& s) noexcept;
   void relayResponse(Context& c, TransactionShm& t, SessionShm& s) noexcept;
+  // A creation refused because no gateway of its pool is up (health
+  // checks): one line a second at most, with the count held back.
+  void logNoGateway(uint16_t pool) noexcept;
+
+  log::RateLimit no_gateway_log_{std::chrono::seconds(1)};
 };
 
 // In the header: each version's handle() calls it for every datagram, and

@@ -143,6 +143,7 @@ void V1Procedures::handle(const Arrival& arrival, std::span<uint8_t> bytes) noex
   }
   const std::span<uint8_t> message_bytes = bytes.first(message_.bytes().size());
   Context c{arrival, message_bytes, message_, message_bytes};
+  received(c);
   if (!V1Traits::numbered(message_.header())) {
     counters_.messages_dropped.add();
     return;
@@ -265,7 +266,7 @@ void V1Procedures::relayRequest(Context& c, SessionShm& session, Leg from) noexc
   engine_.persist(session, m, from, t->nsapi);
   v1::patchTeid(c.bytes, peer.teid);
   v1::patchSequenceNumber(c.bytes, static_cast<uint16_t>(n.sequence));
-  engine_.send(socket, destination, outgoing(c, true));
+  engine_.send(to, socket, destination, outgoing(c, true));
 }
 
 void V1Procedures::relayToSubscriber(Context& c) noexcept {
@@ -294,11 +295,10 @@ void V1Procedures::relayToSubscriber(Context& c) noexcept {
     reject(c, kV1CauseImsiImeiNotKnown);
     return;
   }
-  SessionShm* s = allocate(c, partition);
+  SessionShm* s = allocate(c, partition, known->gateway);
   if (s == nullptr) return;
   s->pool = known->pool;
   s->rule = known->rule;
-  s->gateway = known->gateway;
   s->gateway_address = c.arrival.peer;
   s->access_socket = known->access_socket;
   s->gateway_socket = c.arrival.socket;
@@ -330,7 +330,7 @@ void V1Procedures::relayToSubscriber(Context& c) noexcept {
   counters_.v1_pdu_notifications.add();
   engine_.persist(*s, m, Leg::kGateway, 0);
   v1::patchSequenceNumber(c.bytes, static_cast<uint16_t>(n.sequence));  // TEID 0 stays: the SGSN has no context for it
-  engine_.send(s->access_socket, destination, outgoing(c, true));
+  engine_.send(Leg::kAccess, s->access_socket, destination, outgoing(c, true));
 }
 
 void V1Procedures::endNotification(SessionShm& session) noexcept {

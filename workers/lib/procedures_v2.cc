@@ -128,6 +128,7 @@ void V2Procedures::handle(const Arrival& arrival, std::span<uint8_t> bytes) noex
   }
   const Message& m = datagram_.message;
   Context c{arrival, bytes, m, bytes.first(m.bytes().size())};
+  received(c);
   dispatch(c);
 }
 
@@ -242,7 +243,7 @@ void V2Procedures::relayRequest(Context& c, SessionShm& session, Leg from) noexc
   if (h.teid != 0) patchTeid(c.message_bytes, peer.teid);
   patchSequenceNumber(c.message_bytes, n.sequence);
   const auto out = outgoing(c, true);
-  engine_.send(socket, destination, out);
+  engine_.send(to, socket, destination, out);
   // The command is answered by this request: a retransmitted command gets
   // it again, as it would from the PGW.
   if (command != nullptr) {
@@ -307,7 +308,7 @@ void V2Procedures::relayOneWay(Context& c) noexcept {
   patchTeid(c.message_bytes, peer.teid);
   patchSequenceNumber(c.message_bytes, V2Traits::next(engine_, to).sequence);
   counters_.one_way_relayed.add();
-  engine_.send(socket, peer.address.withPort(kGtpcPort), outgoing(c, true));
+  engine_.send(to, socket, peer.address.withPort(kGtpcPort), outgoing(c, true));
 }
 
 TransactionShm* V2Procedures::triggeringCommand(uint32_t sequence, const SessionShm& session) noexcept {
@@ -378,6 +379,7 @@ bool V2Procedures::translatePiggybacked(Context& c, SessionShm& session, Leg fro
   // Create Bearer Request on a Create Session Response, ...).
   if (messageTypeInfo(p.header().message_type).role != MessageRole::kRequest) return false;
   Context pc{c.arrival, c.bytes, p, c.bytes.subspan(c.message.bytes().size(), p.bytes().size())};
+  pc.leg = from;
   const Leg to = other(from);
   const uint8_t socket = Engine::socketToward(session, to);
   if (translate(pc, session, from, engine_.socketFamily(socket)) != 0) return false;
@@ -598,6 +600,7 @@ void V2Procedures::deletePdnConnectionSet(Context& c) noexcept {
   }
   t->message_type = h.message_type;
   t->requester_socket = c.arrival.socket;
+  t->toward = static_cast<uint8_t>(other(c.leg));  // its answer goes back to the requester's leg
   counters_.transactions_started.add();
   set_deletions_.start(csids, c.arrival.peer, c.message_bytes);
   counters_.connection_sets_deleted.add();

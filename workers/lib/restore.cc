@@ -243,6 +243,7 @@ void Restorer::release(uint32_t first, bool drop, uint64_t now_ns, uint64_t wall
       Arrival a = m.arrival;
       a.now_ns = now_ns;
       a.wall_ns = wall_ns;
+      a.replayed = true;
       replay.fn(replay.user, a, {arena_.get() + std::size_t{h} * settings_.max_message, m.length});
     }
     m.next = free_held_;

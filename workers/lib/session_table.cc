@@ -27,6 +27,7 @@ void SessionTable::chainFree(PartitionShm& p, SessionShm& s, uint32_t slot) noex
 
 void SessionTable::rebuild() noexcept {
   active_ = 0;
+  by_version_ = {};
   stored_ = 0;
   std::fill(stored_in_.begin(), stored_in_.end(), 0u);
   for (uint32_t lp = 0; lp < layout_.local_partitions; ++lp) {
@@ -44,13 +45,59 @@ void SessionTable::rebuild() noexcept {
         ++stored_in_[lp];
       } else {
         ++p.used;
+        ++by_version_[metricVersion(session.gtp_version)];
       }
     }
     active_ += p.used;
   }
+  if (metrics_ != nullptr || active_gauge_ != nullptr) recount();
 }
 
-SessionShm* SessionTable::allocate(uint16_t partition) noexcept {
+void SessionTable::publishTo(metrics::Counter* active, WorkerMetricsShm* metrics) noexcept {
+  active_gauge_ = active;
+  metrics_ = metrics;
+  recount();
+}
+
+void SessionTable::recount() noexcept {
+  by_version_ = {};
+  if (metrics_ != nullptr) {
+    for (GatewayMetricsShm& g : metrics_->gateways) g.sessions_active.set(0);
+  }
+  forEach([this](const SessionShm& s) {
+    ++by_version_[metricVersion(s.gtp_version)];
+    if (GatewayMetricsShm* g = gatewayEntry(metrics_, s.gateway)) g->sessions_active.add();
+  });
+  publish();
+}
+
+void SessionTable::publish() noexcept {
+  if (active_gauge_ != nullptr) active_gauge_->set(active_);
+  if (metrics_ != nullptr) {
+    for (unsigned v = 0; v < kMetricVersions; ++v) metrics_->sessions_by_version[v].set(by_version_[v]);
+  }
+}
+
+void SessionTable::counted(const SessionShm& s, int delta) noexcept {
+  uint64_t& n = by_version_[metricVersion(s.gtp_version)];
+  n += static_cast<uint64_t>(static_cast<int64_t>(delta));
+  if (GatewayMetricsShm* g = gatewayEntry(metrics_, s.gateway)) {
+    // Never below 0, whatever a caller did to a session's gateway behind
+    // setGateway()'s back: a gauge that wrapped would read as 2^64.
+    const uint64_t v = g->sessions_active.load();
+    g->sessions_active.set(delta > 0 ? v + 1 : (v == 0 ? 0 : v - 1));
+  }
+  publish();
+}
+
+void SessionTable::setGateway(SessionShm& s, uint16_t gateway) noexcept {
+  if (s.gateway == gateway) return;
+  if (isLive(s.state)) counted(s, -1);
+  s.gateway = gateway;
+  if (isLive(s.state)) counted(s, +1);
+}
+
+SessionShm* SessionTable::allocate(uint16_t partition, uint8_t gtp_version, uint16_t gateway) noexcept {
   if (partition % layout_.workers != layout_.index) return nullptr;
   PartitionShm& p = partitions_[layout_.localPartition(partition)];
   uint32_t slot;
@@ -72,8 +119,11 @@ SessionShm* SessionTable::allocate(uint16_t partition) noexcept {
   s.generation = generation;
   s.free_next = kNoSlot;
   s.state = static_cast<uint8_t>(SessionState::kCreating);
+  s.gtp_version = gtp_version;
+  s.gateway = gateway;
   ++p.used;
   ++active_;
+  counted(s, +1);
   return &s;
 }
 
@@ -162,6 +212,7 @@ SessionShm* SessionTable::install(uint32_t teid, const SessionShm& record) noexc
   s->free_next = kNoSlot;
   ++partitions_[lp].used;
   ++active_;
+  counted(*s, +1);
   return s;
 }
 
@@ -184,6 +235,7 @@ void SessionTable::release(SessionShm& session) noexcept {
   chainFree(p, session, static_cast<uint32_t>(i % layout_.per_partition));
   --p.used;
   --active_;
+  counted(session, -1);
 }
 
 void SessionTable::demote(SessionShm& session) noexcept {
@@ -195,6 +247,7 @@ void SessionTable::demote(SessionShm& session) noexcept {
   session.free_next = kNoSlot;
   --partitions_[lp].used;
   --active_;
+  counted(session, -1);
   ++stored_;
   ++stored_in_[lp];
 }

@@ -22,11 +22,14 @@
 // Single-threaded: only the worker's main loop calls it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
+#include "common/metrics/counter.h"
 #include "common/session/teid.h"
 #include "worker_layout.h"
+#include "worker_metrics.h"
 
 namespace gtpcp::worker {
 
@@ -41,8 +44,10 @@ class SessionTable {
   void rebuild() noexcept;
 
   // A new session in `partition`, which this worker must own: state kCreating,
-  // a fresh generation, everything else zero. nullptr when the partition is full.
-  SessionShm* allocate(uint16_t partition) noexcept;
+  // a fresh generation, GTP version `gtp_version` and gateway `gateway` (an
+  // index of the routing document), everything else zero. nullptr when the
+  // partition is full.
+  SessionShm* allocate(uint16_t partition, uint8_t gtp_version = 0, uint16_t gateway = kNoSelection) noexcept;
   // The live session that `teid` names, or nullptr.
   SessionShm* find(uint32_t teid) noexcept;
   void release(SessionShm& session) noexcept;
@@ -50,6 +55,20 @@ class SessionTable {
   // reserved (kStored) with its generation, and its next message reads the
   // record again (another instance may have changed it meanwhile).
   void demote(SessionShm& session) noexcept;
+  // The live session `session` has gateway `gateway` now (kNoSelection:
+  // none). Every change of a live session's gateway goes through here,
+  // except a reload's renumbering, after which recount() is called.
+  void setGateway(SessionShm& session, uint16_t gateway) noexcept;
+
+  // -- gauges. Where the table publishes, at every session that comes or
+  // goes, worker.sessions_active (`active`) and, in `metrics`, the sessions
+  // by GTP version and each gateway's (common/group/worker_metrics.h);
+  // counted from the slots now. Null (a table tested alone): not published.
+  void publishTo(metrics::Counter* active, WorkerMetricsShm* metrics) noexcept;
+  // Counts the gauges from the slots again (after the sessions' gateways
+  // were renumbered by a routing reload). A walk over the table.
+  void recount() noexcept;
+
   // Whether this instance allocates slot `slot`.
   bool ownSlot(uint32_t slot) const noexcept { return slot % share_count_ == share_; }
 
@@ -154,6 +173,9 @@ class SessionTable {
   }
   // Puts free slot `slot` of `lp` on its free chain if it is this instance's.
   void chainFree(PartitionShm& p, SessionShm& s, uint32_t slot) noexcept;
+  // Live session `s` came (+1) or goes (-1): counted, and the gauges published.
+  void counted(const SessionShm& s, int delta) noexcept;
+  void publish() noexcept;
 
   WorkerLayout layout_;
   uint32_t share_;
@@ -161,6 +183,9 @@ class SessionTable {
   PartitionShm* partitions_;
   SessionShm* sessions_;
   uint64_t active_ = 0;
+  std::array<uint64_t, kMetricVersions> by_version_{};  // live sessions by metricVersion()
+  metrics::Counter* active_gauge_ = nullptr;
+  WorkerMetricsShm* metrics_ = nullptr;
   uint64_t stored_ = 0;
   std::vector<uint32_t> stored_in_;  // per local partition, derived by rebuild() like the rest
 };

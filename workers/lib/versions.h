@@ -48,6 +48,8 @@ struct Context {
   // The requester's TEID as received, once translation overwrote it in
   // place: a rejection after that still names the requester's.
   std::optional<uint32_t> sender_teid = std::nullopt;
+  // The leg it came from (Procedures::receivedLeg()).
+  Leg leg = Leg::kAccess;
 };
 
 struct V2Traits {
@@ -261,28 +263,33 @@ struct V1Traits {
                                                         uint32_t sequence) noexcept;
 };
 
-// Sends a response of `response_type` carrying only `cause` to `to`, from
-// forwarder socket `socket`; as the answer of `transaction` when given (kept
-// for its retransmissions).
+// Sends a response of `response_type` carrying only `cause` to `to`, a peer
+// on `leg`, from forwarder socket `socket`; as the answer of `transaction`
+// when given (kept for its retransmissions). A cause that does not accept is
+// a refusal of the proxy's own, counted.
 template <class V>
-void answer(Engine& engine, uint8_t socket, const net::Address& to, uint8_t response_type, uint32_t teid,
+void answer(Engine& engine, Leg leg, uint8_t socket, const net::Address& to, uint8_t response_type, uint32_t teid,
             uint32_t sequence, uint8_t cause, Offending offending = {},
             TransactionShm* transaction = nullptr) noexcept {
   std::array<uint8_t, 64> buffer;
   auto out = V::causeOnly(buffer, response_type, teid, sequence, cause, offending);
   if (!out) return;
-  if (!V::accepted(cause)) engine.counters().rejections_sent.add();
+  if (!V::accepted(cause)) {
+    engine.counters().rejections_sent.add();
+    engine.metrics().refused(V::kVersion, cause);
+  }
   if (transaction != nullptr) {
     engine.reply(*transaction, *out);
   } else {
-    engine.send(socket, to, *out);
+    engine.send(leg, socket, to, *out);
   }
 }
 
 // The answer of transaction `t`, to its requester with its number.
 template <class V>
 void answer(Engine& engine, TransactionShm& t, uint8_t response_type, uint32_t teid, uint8_t cause) noexcept {
-  answer<V>(engine, t.requester_socket, t.requester, response_type, teid, t.requester_sequence, cause, Offending{}, &t);
+  answer<V>(engine, other(static_cast<Leg>(t.toward)), t.requester_socket, t.requester, response_type, teid,
+            t.requester_sequence, cause, Offending{}, &t);
 }
 
 }  // namespace gtpcp::worker

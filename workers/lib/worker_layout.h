@@ -42,6 +42,11 @@ using session::kSlotBits;
 using session::SessionShm;
 using session::SessionState;
 
+// SessionShm::pool, gateway or rule of a session whose routing document
+// entry is gone (removed by a reload since its creation), or not chosen yet:
+// it keeps its gateway address and endpoints, and no walk over a pool or
+// gateway finds it.
+inline constexpr uint16_t kNoSelection = 0xffff;
 
 // Free-slot bookkeeping of one partition; rebuilt on attach.
 struct PartitionShm {
@@ -89,7 +94,10 @@ struct TransactionShm {
   uint32_t answer_length;      // 0: no cached answer
   uint64_t answer_position;    // in the answer cache's byte stream
   uint32_t request_length;     // 0: the request is not kept (kept for failover)
-  uint32_t reserved2;
+  // µs after received_ns at which the request went to the gateway it waits
+  // on (0: its first send; later, a failover's): a gateway's response time
+  // runs from there.
+  uint32_t forwarded_us;
   uint64_t request_position;
   uint64_t received_ns;        // CLOCK_MONOTONIC of the request's first arrival
 };

@@ -67,11 +67,16 @@ class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
   }
 
   bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept override {
+    return send(socket, to, bytes, 0);
+  }
+  // `receive_ns` goes in the record's meta: the forwarder measures from it.
+  bool send(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes,
+            uint64_t receive_ns) noexcept override {
     // Only answers wait: a request on its way to a peer changes nothing the
     // requester was told, and holding a creation toward the PGW would only
     // run down its failover timer.
-    if (staging_ && isResponse(bytes)) return stage(socket, to, bytes);
-    return push(socket, to, bytes);
+    if (staging_ && isResponse(bytes)) return stage(socket, to, bytes, receive_ns);
+    return push(socket, to, bytes, receive_ns);
   }
 
   void beginStaging() noexcept {
@@ -91,7 +96,8 @@ class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
     while (count_ != 0) {
       const Held& h = entries_[head_];
       if (h.position > released) break;
-      if (!push(h.socket, h.to, {bytes_.data() + h.offset, h.length})) break;  // the egress ring is full: next turn
+      if (!push(h.socket, h.to, {bytes_.data() + h.offset, h.length}, h.receive_ns))
+        break;  // the egress ring is full: next turn
       head_ = (head_ + 1) % kMaxHeld;
       --count_;
     }
@@ -109,28 +115,31 @@ class WorkerRuntime::RingEgress final : public Egress, public PublishedRing {
     uint64_t offset;
     uint32_t length;
     uint64_t position;  // leaves once the persister's released tail reaches it
+    uint64_t receive_ns;  // of the datagram it answers: the time held counts as the proxy's
   };
 
   static bool isResponse(std::span<const uint8_t> bytes) noexcept {
     return bytes.size() >= 2 &&
            gtp::v2::messageTypeInfo(bytes[1]).role == gtp::v2::MessageRole::kResponse;
   }
-  bool push(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
+  bool push(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes, uint64_t receive_ns) noexcept {
     ring::DatagramMeta meta{};
+    meta.receive_ns = receive_ns;
     meta.local_socket = socket;
     group::setPeer(meta, to);
     if (!producer_.push(meta, bytes)) return false;
     pending_ = true;
     return true;
   }
-  bool stage(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes) noexcept {
+  bool stage(uint8_t socket, const net::Address& to, std::span<const uint8_t> bytes, uint64_t receive_ns) noexcept {
     // The bytes are appended; space is reclaimed once everything held left.
     if (count_ == kMaxHeld || bytes_.size() - used_end_ < bytes.size()) {
       counters_.sync_overflow.add();
       return true;  // dropped: the peer retransmits
     }
     std::memcpy(bytes_.data() + used_end_, bytes.data(), bytes.size());
-    entries_[(head_ + count_) % kMaxHeld] = Held{socket, to, used_end_, static_cast<uint32_t>(bytes.size()), 0};
+    entries_[(head_ + count_) % kMaxHeld] =
+        Held{socket, to, used_end_, static_cast<uint32_t>(bytes.size()), 0, receive_ns};
     used_end_ += bytes.size();
     ++count_;
     return true;
@@ -375,6 +384,7 @@ std::size_t WorkerRuntime::drain(ring::Consumer& ring, std::size_t limit, uint64
     a.socket = r->meta->local_socket;
     a.now_ns = now;
     a.wall_ns = wall;
+    a.receive_ns = r->meta->receive_ns;
     // The slot is this worker's until release(): the proxy patches in place.
     handle(a, std::span<uint8_t>(const_cast<uint8_t*>(r->payload.data()), r->payload.size()));
     ring.pop();
