@@ -30,9 +30,9 @@ done
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config python3 libexpected-dev nlohmann-json3-dev
                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libboost-dev
                 libyaml-cpp-dev libspdlog-dev libfmt-dev libhiredis-dev libzmq3-dev cppzmq-dev
-                protobuf-compiler libprotobuf-dev redis-server)
+                protobuf-compiler libprotobuf-dev redis-server prometheus-cpp-dev)
 TEST_PACKAGES=(tshark clang libclang-rt-14-dev python3-scapy iproute2 util-linux redis-tools osmo-ggsn osmo-gtphub
-               frr iputils-ping)
+               frr iputils-ping prometheus)
 
 missing_packages() {
   local p

@@ -43,8 +43,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string name = gtpcp::group::Paths::workerName(index);
-  gtpcp::log::init(name, gtpcp::config::logLevelName(config->log.level),
-                   gtpcp::group::pathsOf(*config).logFile(name));
+  gtpcp::group::initLog(*config, name);
 
   gtpcp::worker::WorkerOptions options;
   options.paths = gtpcp::group::pathsOf(*config);

@@ -52,6 +52,8 @@ using detail::quote;
 // for the endpoint names.
 constexpr std::size_t kMaxRunDirBytes = 80;
 constexpr std::string_view kNameExtraChars = "_-";
+// Smaller log files would rotate every few lines.
+constexpr uint64_t kMinLogRotateBytes = 65536;
 
 template <class T>
 std::string showNumber(T value) {
@@ -59,6 +61,17 @@ std::string showNumber(T value) {
 }
 std::string showAddress(const std::optional<gtp::Ipv4>& a) { return a ? gtp::toString(*a) : ""; }
 std::string showAddress(const std::optional<gtp::Ipv6>& a) { return a ? gtp::toString(*a) : ""; }
+// "address:port" entries as a YAML flow list, IPv6 addresses in brackets.
+std::string showEndpoints(const std::vector<InstanceConfig::Storage::Server>& endpoints) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    const auto& e = endpoints[i];
+    const bool v6 = e.address.find(':') != std::string::npos;
+    out += (i ? ", " : "") + (v6 ? "\"[" + e.address + "]:" : "\"" + e.address + ":") + std::to_string(e.port) + "\"";
+  }
+  return out + "]";
+}
+
 std::string showTexts(const std::vector<std::string>& texts) {
   std::string out = "[";
   for (std::size_t i = 0; i < texts.size(); ++i) out += (i ? ", " : "") + quote(texts[i]);
@@ -119,10 +132,31 @@ constexpr KeyInfo kKeys[] = {
    .doc = "Least severe level logged; IMSI and MSISDN are masked at info and above.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.log.level = static_cast<LogLevel>(v.integer); },
    .show = [](const InstanceConfig& c) { return std::string(logLevelName(c.log.level)); }},
+  {.path = "log.format", .type = KeyType::kEnum, .default_value = "text", .choices = "text|json",
+   .doc = "Line format: text (time, process[pid], level: message; the further lines of a multi-line message "
+          "indented) or json (one object per line: time, level, process, pid, event).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.log.format = static_cast<InstanceConfig::Log::Format>(v.integer); },
+   .show = [](const InstanceConfig& c) { return std::string(c.log.format == InstanceConfig::Log::Format::kJson ? "json" : "text"); }},
   {.path = "log.directory", .type = KeyType::kPath, .default_value = "<run_dir>",
-   .doc = "Directory of the log files; <run_dir> and <group> are replaced.",
-   .store = [](InstanceConfig& c, const KeyValue& v) { c.log.directory.configured = v.text; },
-   .show = [](const InstanceConfig& c) { return c.log.directory.resolved; }},
+   .doc = "Directory of the log files, a <process>.log each, reopened on SIGHUP (<run_dir> and <group> are "
+          "replaced); or stderr (stderr only), or journald (stderr only, each line prefixed with its syslog "
+          "priority for systemd's journal, and no time); a directory of either name is written ./stderr, ./journald.",
+   .store = [](InstanceConfig& c, const KeyValue& v) {
+      using Output = InstanceConfig::Log::Output;
+      c.log.directory.configured = v.text;
+      c.log.output = v.text == "journald" ? Output::kJournald : v.text == "stderr" ? Output::kStderr : Output::kDirectory; },
+   .show = [](const InstanceConfig& c) {
+      return c.log.output == InstanceConfig::Log::Output::kDirectory ? c.log.directory.resolved : c.log.directory.configured; }},
+  {.path = "log.max_bytes", .type = KeyType::kInteger, .min = 0, .max = 1099511627776, .default_value = "0",
+   .doc = "A log file about to grow past this many bytes (at least 65536) is renamed <process>.log.1, older "
+          "ones moving up to .<keep>, and a new one started; 0: never (leave it to logrotate and SIGHUP).",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.log.max_bytes = static_cast<uint64_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.log.max_bytes); }},
+  {.path = "log.keep", .type = KeyType::kInteger, .min = 1, .max = 1000, .default_value = "5",
+   .doc = "With log.max_bytes, the rotated files kept of each process: <process>.log.1 (the newest) to "
+          "<process>.log.<keep>; an older one is deleted.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.log.keep = static_cast<uint32_t>(v.integer); },
+   .show = [](const InstanceConfig& c) { return showNumber(c.log.keep); }},
 
   {.path = "gtpc", .type = KeyType::kSection, .doc = "GTP-C: the proxy's UDP sockets on both legs."},
   {.path = "gtpc.port", .type = KeyType::kInteger, .min = 1, .max = 65535, .default_value = "2123",
@@ -250,14 +284,7 @@ constexpr KeyInfo kKeys[] = {
    .doc = "Redis servers as \"address:port\" (IPv6 as \"[address]:port\"): one for single, seed nodes for "
           "cluster, the sentinels for sentinel; none for embedded and off.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.servers = v.endpoints; },
-   .show = [](const InstanceConfig& c) {
-      std::string out = "[";
-      for (std::size_t i = 0; i < c.storage.servers.size(); ++i) {
-        const auto& e = c.storage.servers[i];
-        const bool v6 = e.address.find(':') != std::string::npos;
-        out += (i ? ", " : "") + (v6 ? "\"[" + e.address + "]:" : "\"" + e.address + ":") + std::to_string(e.port) + "\"";
-      }
-      return out + "]"; }},
+   .show = [](const InstanceConfig& c) { return showEndpoints(c.storage.servers); }},
   {.path = "storage.sentinel_master", .type = KeyType::kName, .min = 1, .max = 64, .default_value = "gtpcp",
    .doc = "The name the sentinels monitor the primary under (sentinel mode).",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.storage.sentinel_master = v.text; },
@@ -299,6 +326,15 @@ constexpr KeyInfo kKeys[] = {
           "forwarded before it stops anyway; meanwhile creations get cause 73 and other requests are dropped.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.watchdog.stop_drain_ms = static_cast<uint32_t>(v.integer); },
    .show = [](const InstanceConfig& c) { return showNumber(c.watchdog.stop_drain_ms); }},
+
+  {.path = "management", .type = KeyType::kSection,
+   .doc = "gtpcp-console, the management process: Prometheus metrics, health probes and the status API over HTTP."},
+  {.path = "management.listen", .type = KeyType::kEndpointList, .min = 0, .max = 2,
+   .default_value = "[\"127.0.0.1:9123\"]",
+   .doc = "Addresses and ports gtpcp-console listens on (\"address:port\", IPv6 as \"[address]:port\"), apart from "
+          "the GTP-C addresses; []: the group runs without it.",
+   .store = [](InstanceConfig& c, const KeyValue& v) { c.management.listen = v.endpoints; },
+   .show = [](const InstanceConfig& c) { return showEndpoints(c.management.listen); }},
 
   {.path = "bgp", .type = KeyType::kSection,
    .doc = "BGP: while this instance is healthy, this host's FRR announces the group's service addresses to the routers."},
@@ -981,6 +1017,11 @@ void crossCheck(InstanceConfig& c, const Found& found, Diagnostics& diag) {
 
   crossCheckBgp(c, found, diag);
 
+  if (!diag.hasErrorAt("log.max_bytes") && c.log.max_bytes != 0 && c.log.max_bytes < kMinLogRotateBytes)
+    diag.error(entryLine(found, "log.max_bytes"), "log.max_bytes",
+               std::to_string(c.log.max_bytes) + " is below " + std::to_string(kMinLogRotateBytes) +
+                   ": a file that small would be rotated every few lines (0: no rotation)");
+
   if (!diag.hasErrorAt("group_size") && !diag.hasErrorAt("instance_index") && c.instance_index >= c.group_size) {
     const std::string path = found.values.count("instance_index") != 0 ? "instance_index" : "group_size";
     diag.error(entryLine(found, path), path,
@@ -1036,7 +1077,8 @@ void crossCheck(InstanceConfig& c, const Found& found, Diagnostics& diag) {
     return resolvePath(c.base_dir, substitute(substitute(p.configured, "<group>", c.group),
                                               "<run_dir>", c.run_dir.resolved));
   };
-  if (!diag.hasErrorAt("log.directory")) c.log.directory.resolved = resolve(c.log.directory);
+  if (!diag.hasErrorAt("log.directory") && c.log.output == InstanceConfig::Log::Output::kDirectory)
+    c.log.directory.resolved = resolve(c.log.directory);
   if (!diag.hasErrorAt("routing")) c.routing.resolved = resolve(c.routing);
   if (!diag.hasErrorAt("bgp.vtysh")) c.bgp.vtysh.resolved = resolve(c.bgp.vtysh);
   if (!diag.hasErrorAt("bgp.vty_socket_dir") && !c.bgp.vty_socket_dir.empty())
@@ -1081,8 +1123,14 @@ void checkDerived(const InstanceConfig& c) {
   GTPCP_CONFIG_INVARIANT(c.gtpc.gateway.ipv4 || c.gtpc.gateway.ipv6);
   GTPCP_CONFIG_INVARIANT(!c.gtpc.gateway_from_access || c.gtpc.gateway == c.gtpc.access);
   GTPCP_CONFIG_INVARIANT(c.cpu.workers.empty() || c.cpu.workers.size() == c.workers);
-  for (const PathSetting* p : {&c.run_dir, &c.routing, &c.log.directory, &c.bgp.vtysh})
+  for (const PathSetting* p : {&c.run_dir, &c.routing, &c.bgp.vtysh})
     GTPCP_CONFIG_INVARIANT(!p->resolved.empty() && p->resolved.front() == '/');
+  // Empty otherwise: group::Paths then puts the files the launcher still
+  // writes (a process's stdout and stderr) in the run directory.
+  GTPCP_CONFIG_INVARIANT(c.log.output == InstanceConfig::Log::Output::kDirectory
+                             ? !c.log.directory.resolved.empty() && c.log.directory.resolved.front() == '/'
+                             : c.log.directory.resolved.empty());
+  GTPCP_CONFIG_INVARIANT(c.log.max_bytes == 0 || c.log.max_bytes >= kMinLogRotateBytes);
   GTPCP_CONFIG_INVARIANT(c.bgp.vty_socket_dir.empty() || c.bgp.vty_socket_dir.front() == '/');
   const std::vector<std::string> gtpc = gtpcAddresses(c);
   GTPCP_CONFIG_INVARIANT(!c.bgp.service_addresses.empty());

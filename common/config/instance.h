@@ -115,8 +115,16 @@ struct InstanceConfig {
   PathSetting routing;   // the routing document
 
   struct Log {
+    enum class Format : uint8_t { kText, kJson };
+    // Where lines go: log.directory names a directory, or is "stderr" or
+    // "journald".
+    enum class Output : uint8_t { kDirectory, kStderr, kJournald };
     LogLevel level = LogLevel::kInfo;
-    PathSetting directory;  // default <run_dir>
+    Format format = Format::kText;
+    Output output = Output::kDirectory;
+    PathSetting directory;  // default <run_dir>; resolved is empty unless output is kDirectory
+    uint64_t max_bytes = 0; // a file is rotated before it grows past this; 0: never
+    uint32_t keep = 5;      // rotated files kept
   } log;
 
   struct Gtpc {
@@ -178,6 +186,12 @@ struct InstanceConfig {
     uint32_t max_restarts = 0;  // per process and minute, then given up
     uint32_t stop_drain_ms = 0; // a stop waits this long for open transactions
   } watchdog;
+
+  // gtpcp-console, the management process: /metrics, health probes, the
+  // status API (console/).
+  struct Management {
+    std::vector<Storage::Server> listen;  // empty: no management process
+  } management;
 
   // The group's service addresses announced over BGP by the FRR of this
   // instance's host (gtpcp-bgp-watchdog decides, gtpcp-bgpd-bridge applies).

@@ -55,6 +55,7 @@ std::string Paths::watchdogSegment() const { return shm("watchdog"); }
 std::string Paths::bgpWatchdogSegment() const { return shm("bgp-watchdog"); }
 std::string Paths::bridgeSegment() const { return shm("bgpd-bridge"); }
 std::string Paths::controlSegment() const { return shm("control"); }
+std::string Paths::consoleSegment() const { return shm("console"); }
 
 std::string Paths::forwarderBellSocket() const { return run_dir_ + "/forwarder.bell"; }
 std::string Paths::forwarderHandoverSocket() const { return run_dir_ + "/forwarder.handover"; }

@@ -35,6 +35,7 @@ class Paths {
   std::string bgpWatchdogSegment() const;  // the BGP decision and its lease (common/group/bgp_shm.h)
   std::string bridgeSegment() const;       // what FRR was told and reports
   std::string controlSegment() const;  // the control server's commands to every process
+  std::string consoleSegment() const;  // the management process's liveness and counters
 
   // Files and sockets in the run directory.
   // unix seqpacket socket a running forwarder hands its sockets over on (forwarder/lib/handover.h)

@@ -143,6 +143,10 @@ std::vector<ProcessSpec> ProcessControl::processes() const {
     out.push_back({"bgp-watchdog", findBinary("gtpcp-bgp-watchdog"), {"--config", config_path_}});
     out.push_back({"bgpd-bridge", findBinary("gtpcp-bgpd-bridge"), {"--config", config_path_}});
   }
+  // The management process reads what the others publish; it is not on the
+  // data path and starts without waiting for it.
+  if (!config_.management.listen.empty())
+    out.push_back({"console", findBinary("gtpcp-console"), {"--config", config_path_}});
   // Last: it watches the others once they serve; stopped first.
   out.push_back({"watchdog", findBinary("gtpcp-thread-watchdog"), {"--config", config_path_}});
   return out;
@@ -157,6 +161,7 @@ std::optional<int> ProcessControl::runningPid(const std::string& name) const {
                              : name == "watchdog"  ? "gtpcp-thread-watchdog"
                              : name == "bgp-watchdog" ? "gtpcp-bgp-watchdog"
                              : name == "bgpd-bridge"  ? "gtpcp-bgpd-bridge"
+                             : name == "console"      ? "gtpcp-console"
                                                    : "gtpcp-worker";
   if (!runs(*pid, binary)) return std::nullopt;
   return pid;
@@ -187,6 +192,9 @@ bool ProcessControl::starting(const std::string& name) const {
 }
 
 std::optional<int> ProcessControl::spawn(const ProcessSpec& spec, std::ostream& out) {
+  // log.directory stderr or journald: the child keeps this process's stderr
+  // (under systemd, the journal's stream) and opens no file.
+  const bool to_file = config_.log.output == config::InstanceConfig::Log::Output::kDirectory;
   const std::string log = paths_.logFile(spec.name);
   // Everything the child needs is built before fork(): the watchdog forks
   // from a process with other threads (ZeroMQ's, the log's), and the child
@@ -205,7 +213,7 @@ std::optional<int> ProcessControl::spawn(const ProcessSpec& spec, std::ostream& 
     // outlives `gtpcp start`.
     setsid();
     const int null = ::open("/dev/null", O_RDONLY);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int fd = to_file ? ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
     if (null >= 0) dup2(null, 0);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -376,6 +384,8 @@ bool ProcessControl::handOverForwarder(const ProcessSpec& spec, int running, std
 
 bool ProcessControl::stopDataPath(std::ostream& out, int timeout_ms) {
   std::vector<std::string> order;
+  // First: what it would serve meanwhile is a group going away.
+  if (!config_.management.listen.empty()) order.push_back("console");
   for (uint32_t w = 0; w < config_.workers; ++w) order.push_back(Paths::workerName(w));
   order.push_back("forwarder");
   if (persists(config_)) order.push_back("persister");

@@ -54,7 +54,7 @@ class ProcessControl {
   const Paths& paths() const noexcept { return paths_; }
   // The group's processes, in start order: forwarder, persister (when the
   // group persists), workers, bgp-watchdog and bgpd-bridge (bgp.mode frr),
-  // thread watchdog.
+  // console (management.listen not empty), thread watchdog.
   std::vector<ProcessSpec> processes() const;
   // `name` beside this program, else as found on PATH.
   std::string findBinary(const std::string& name) const;
@@ -92,7 +92,8 @@ class ProcessControl {
   // that just finished): left alone, as busy.
   bool replace(const std::string& name, std::ostream& out, int timeout_ms, bool& busy,
                std::optional<int> judged);
-  // The data path's processes in the order a stop takes them: the workers
+  // The data path's processes in the order a stop takes them (the console
+  // before them, when it runs): the workers
   // first, so that the forwarder sends what they answered last; the
   // persister after them, so that it writes their last changes; the
   // bgp-watchdog and the bridge last (the route was withdrawn first). Each is

@@ -39,6 +39,26 @@ inline std::optional<config::InstanceConfig> loadProcessConfig(const std::string
   return std::move(*config);
 }
 
+// Opens the log of process `log_name` as the log section of `config` says:
+// its file in the log directory, or stderr.
+inline void initLog(const config::InstanceConfig& config, const std::string& log_name) {
+  using Log = config::InstanceConfig::Log;
+  log::Options options;
+  options.level = std::string(config::logLevelName(config.log.level));
+  options.format = config.log.format == Log::Format::kJson ? log::Format::kJson : log::Format::kText;
+  switch (config.log.output) {
+    case Log::Output::kDirectory:
+      options.output = log::Output::kFile;
+      options.file = pathsOf(config).logFile(log_name);
+      break;
+    case Log::Output::kStderr: options.output = log::Output::kStderr; break;
+    case Log::Output::kJournald: options.output = log::Output::kJournald; break;
+  }
+  options.max_bytes = config.log.max_bytes;
+  options.keep = config.log.keep;
+  log::init(log_name, options);
+}
+
 // What every process's main does first, after adding its options to `app`
 // (addProcessOptions() and its own): the command line parsed, --check-config
 // answered, the configuration loaded (errors printed) and the log opened
@@ -61,7 +81,7 @@ inline std::optional<config::InstanceConfig> startProcess(CLI::App& app, const P
     exit_code = 1;
     return std::nullopt;
   }
-  log::init(log_name, config::logLevelName(config->log.level), pathsOf(*config).logFile(log_name));
+  initLog(*config, log_name);
   return config;
 }
 

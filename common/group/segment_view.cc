@@ -1,6 +1,7 @@
 #include "common/group/segment_view.h"
 
 #include "common/group/bgp_shm.h"
+#include "common/group/console_shm.h"
 #include "common/group/forwarder_shm.h"
 #include "common/group/persister_shm.h"
 #include "common/group/watchdog_shm.h"
@@ -32,6 +33,11 @@ const ProcessStatusShm* processStatusOf(const std::string& name, const group::Pa
   }
   if (name == "bgpd-bridge") {
     auto a = attachAs<BridgeShm>(paths.bridgeSegment(), kBridgeSegmentKind);
+    holder = std::move(a.segment);
+    return a.shm ? &a.shm->status : nullptr;
+  }
+  if (name == "console") {
+    auto a = attachAs<console::ConsoleShm>(paths.consoleSegment(), console::kConsoleSegmentKind);
     holder = std::move(a.segment);
     return a.shm ? &a.shm->status : nullptr;
   }

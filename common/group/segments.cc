@@ -42,7 +42,7 @@ ring::Result<ring::SharedSegment> attachOwned(const std::string& name, uint32_t 
 std::vector<std::string> groupSegments(const Paths& paths, uint32_t workers) {
   std::vector<std::string> names{paths.forwarderSegment(), paths.gatewayTableSegment(), paths.persisterSegment(),
                                  paths.watchdogSegment(), paths.controlSegment(), paths.bgpWatchdogSegment(),
-                                 paths.bridgeSegment()};
+                                 paths.bridgeSegment(), paths.consoleSegment()};
   for (uint32_t w = 0; w < workers; ++w) {
     names.push_back(paths.workerSegment(w));
     names.push_back(paths.workerDoorbell(w));

@@ -15,6 +15,7 @@
 //   watchdogSegment                      gtpcp-thread-watchdog
 //   bgpWatchdogSegment                   gtpcp-bgp-watchdog
 //   bridgeSegment                        gtpcp-bgpd-bridge
+//   consoleSegment                       gtpcp-console
 //
 // A worker owns its rings, whichever end of them it is: they are sized by
 // its configuration, hold its queued datagrams across its restarts, and are
@@ -47,6 +48,7 @@ inline constexpr std::string_view kPersisterOwner = "gtpcp-persister";
 inline constexpr std::string_view kWatchdogOwner = "gtpcp-thread-watchdog";
 inline constexpr std::string_view kBgpWatchdogOwner = "gtpcp-bgp-watchdog";
 inline constexpr std::string_view kBridgeOwner = "gtpcp-bgpd-bridge";
+inline constexpr std::string_view kConsoleOwner = "gtpcp-console";
 std::string workerOwner(uint32_t index);  // "gtpcp-worker --index 3"
 
 // Attaches to segment `name` of `kind`, whose payload must be at least

@@ -7,6 +7,7 @@
 
 #include "common/config/routing.h"
 #include "common/group/bgp_shm.h"
+#include "common/group/console_shm.h"
 #include "common/group/control_shm.h"
 #include "common/group/forwarder_shm.h"
 #include "common/group/from_config.h"
@@ -140,6 +141,17 @@ nlohmann::json groupStatus(const ProcessControl& processes) {
     bgp["service_addresses"] = serviceAddresses(config_);
     bgp["role"] = config_.bgp.role == config::InstanceConfig::Bgp::Role::kStandby ? "standby" : "active";
     j["bgp"] = bgp;
+  }
+  if (!config_.management.listen.empty()) {
+    auto c = attachAs<console::ConsoleShm>(paths_.consoleSegment(), console::kConsoleSegmentKind);
+    nlohmann::json p = process("console", c.shm ? &c.shm->status : nullptr);
+    if (c.shm) p["counters"] = countersJson(console::kConsoleCounterInfo, &c.shm->counters);
+    nlohmann::json listen = nlohmann::json::array();
+    for (const auto& l : config_.management.listen)
+      listen.push_back(l.address.find(':') != std::string::npos ? "[" + l.address + "]:" + std::to_string(l.port)
+                                                                 : l.address + ":" + std::to_string(l.port));
+    p["listen"] = listen;
+    j["processes"].push_back(p);
   }
   if (config_.storage.mode == config::InstanceConfig::Storage::Mode::kEmbedded) {
     nlohmann::json r;
@@ -275,6 +287,12 @@ void printStatus(const nlohmann::json& s, std::ostream& out) {
         << (p.contains("sessions") ? std::to_string(p["sessions"].get<uint64_t>()) : "") << "\n";
   }
   out << "sessions: " << s["sessions"].get<uint64_t>() << "\n";
+  for (const auto& p : s["processes"]) {
+    if (!p.contains("listen")) continue;
+    std::string urls;
+    for (const auto& l : p["listen"]) urls += (urls.empty() ? "http://" : ", http://") + l.get<std::string>();
+    out << "management: " << urls << " (/metrics, /healthz, /readyz, /api/status)\n";
+  }
   if (s.value("stopping", false)) {
     out << "STOPPING: requests dropped, open transactions finishing\n";
   } else if (s.value("draining", false)) {

@@ -5,6 +5,13 @@
 // SPDLOG_LOGGER_TRACE/DEBUG (compiled out of release builds) and rate-limited
 // warnings (RateLimit below). IMSI and MSISDN are masked at info and above
 // (maskDigits).
+//
+// Lines are text or JSON (Format) and go to a log file, to stderr, or to
+// stderr for systemd's journal (Output). A message of several lines stays one
+// event: JSON escapes its newlines, text indents its continuation lines (so a
+// newline in a peer's string cannot fake a line of its own either). The log
+// file is reopened on SIGHUP (logrotate moves it and signals the process) and
+// can be rotated by size, as spdlog's rotating sink does it.
 #pragma once
 
 #include <chrono>
@@ -13,17 +20,55 @@
 #include <string>
 #include <string_view>
 
+#include <spdlog/formatter.h>
 #include <spdlog/spdlog.h>
 
 namespace gtpcp::log {
 
-// Sets up the default logger for process `name` ("forwarder", "worker-0")
-// writing to `file` (appending; empty: none) and to stderr. When stderr
-// already is `file` (the launcher points it there, so that what a crash or
-// the runtime prints lands beside the log), each line is written once.
-// `level`: trace|debug|info|warn|error|off.
+enum class Format : uint8_t {
+  kText,  // 2024-05-01T12:00:00.123456Z worker-3[812] info: message
+  kJson,  // {"time":"...","level":"info","process":"worker-3","pid":812,"event":"message"}
+};
+
+enum class Output : uint8_t {
+  kFile,      // the log file (and stderr, unless stderr already is that file)
+  kStderr,    // stderr only
+  kJournald,  // stderr only, each line prefixed with its syslog priority
+              // ("<3>", sd-daemon(3)) and without time (the journal stamps it)
+};
+
+struct Options {
+  std::string level = "info";  // trace|debug|info|warn|error|off
+  Format format = Format::kText;
+  Output output = Output::kFile;
+  std::string file;            // kFile: appended to, its directory made; empty: stderr only
+  uint64_t max_bytes = 0;      // kFile: rotated before it would grow past this; 0: never
+  uint32_t keep = 5;           // kFile: rotated files kept, file.1 (newest) .. file.<keep>
+};
+
+// Sets up the default logger of process `name` ("forwarder", "worker-0").
+// With Output::kFile, when stderr (or stdout) already is the file (the
+// launcher points both there, so that what a crash or the runtime prints
+// lands beside the log), each line is written once, and stderr follows the
+// file when it is reopened or rotated. Installs the SIGHUP handler
+// (requestReopen()) in every output mode, so that SIGHUP never ends a
+// process. Called once from main, before other threads start.
+void init(const std::string& name, const Options& options);
+// The text format to `file` and stderr at `level`.
 void init(const std::string& name, std::string_view level, const std::string& file = "");
 void shutdown();
+
+// Asks for the log file to be reopened: what the SIGHUP handler calls, and
+// the only thing it does (async-signal-safe, any thread). The log's own
+// thread reopens the file before its next line, and at the latest within
+// about a second (the periodic flush), then writes "log file reopened" to
+// the new file.
+void requestReopen() noexcept;
+
+// The formatter of every line for `format` and `output` (init() installs
+// it; tests format messages with it directly). `name` and `pid` are those
+// every line carries.
+std::unique_ptr<spdlog::formatter> makeFormatter(Format format, Output output, std::string_view name, int pid);
 
 // "001010123456789" -> "00101*********9" : enough to tell subscribers apart in
 // a ticket, not enough to identify one.

@@ -128,6 +128,9 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"routing", ReloadClass::kReload},
       {"log.level", ReloadClass::kReload},
       {"log.directory", ReloadClass::kRestart},
+      {"log.format", ReloadClass::kRestart},
+      {"log.max_bytes", ReloadClass::kRestart},
+      {"log.keep", ReloadClass::kRestart},
       {"gtpc.port", ReloadClass::kRestart},
       {"gtpc.access.ipv4", ReloadClass::kRestart},
       {"gtpc.access.ipv6", ReloadClass::kRestart},
@@ -157,6 +160,7 @@ TEST(InstanceKeys, ListsTheKeysOfTheBriefWithTheirReloadClass) {
       {"watchdog.timeout_ms", ReloadClass::kRestart},
       {"watchdog.max_restarts", ReloadClass::kRestart},
       {"watchdog.stop_drain_ms", ReloadClass::kRestart},
+      {"management.listen", ReloadClass::kRestart},
       {"bgp.mode", ReloadClass::kRestart},
       {"bgp.role", ReloadClass::kRestart},
       {"bgp.service_addresses", ReloadClass::kRestart},
@@ -374,6 +378,74 @@ TEST(InstanceConfig, LogLevelsAreNamedIgnoringCase) {
                           "error, off"));
 }
 
+TEST(InstanceConfig, LogFormatIsTextOrJson) {
+  const auto defaults = parse(render(baseKeys()).text);
+  ASSERT_TRUE(defaults) << errorText(defaults);
+  EXPECT_EQ(defaults->log.format, InstanceConfig::Log::Format::kText);
+  EXPECT_EQ(defaults->log.max_bytes, 0u);
+  EXPECT_EQ(defaults->log.keep, 5u);
+  const auto json = parse(withKey("log.format", "JSON").text);
+  ASSERT_TRUE(json) << errorText(json);
+  EXPECT_EQ(json->log.format, InstanceConfig::Log::Format::kJson);
+  EXPECT_EQ(findInstanceKey("log.format")->show(*json), "json");
+  const Rendered doc = withKey("log.format", "xml");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("log.format")) +
+                          ": log.format: \"xml\" is not one of text, json"));
+}
+
+TEST(InstanceConfig, LogDirectoryMayBeStderrOrJournald) {
+  using Output = InstanceConfig::Log::Output;
+  const std::pair<const char*, Output> outputs[] = {{"stderr", Output::kStderr}, {"journald", Output::kJournald}};
+  for (const auto& [text, output] : outputs) {
+    SCOPED_TRACE(text);
+    const auto r = parse(withKey("log.directory", text).text);
+    ASSERT_TRUE(r) << errorText(r);
+    EXPECT_EQ(r->log.output, output);
+    EXPECT_EQ(r->log.directory.resolved, "") << "no directory: the run directory's files stay where they were";
+    EXPECT_EQ(findInstanceKey("log.directory")->show(*r), text);
+  }
+  // A directory of that name, written as a path.
+  const auto dir = parse(withKey("log.directory", "./journald").text);
+  ASSERT_TRUE(dir) << errorText(dir);
+  EXPECT_EQ(dir->log.output, Output::kDirectory);
+  EXPECT_EQ(dir->log.directory.resolved, "/etc/gtpcp/journald");
+  // Moving the log to the journal is a change a reload cannot apply.
+  std::vector<std::string> changed;
+  for (const KeyInfo* k : changedKeys(*dir, *parse(withKey("log.directory", "journald").text)))
+    changed.push_back(std::string(k->path));
+  EXPECT_THAT(changed, ElementsAre("log.directory"));
+}
+
+TEST(InstanceConfig, LogRotationNeedsAFileOfSomeSize) {
+  auto keys = baseKeys();
+  keys["log.max_bytes"] = "1048576";
+  keys["log.keep"] = "3";
+  const auto r = parse(render(keys).text);
+  ASSERT_TRUE(r) << errorText(r);
+  EXPECT_EQ(r->log.max_bytes, 1048576u);
+  EXPECT_EQ(r->log.keep, 3u);
+  EXPECT_TRUE(parse(withKey("log.max_bytes", "65536").text));
+
+  Rendered doc = withKey("log.max_bytes", "1000");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("log.max_bytes")) +
+                          ": log.max_bytes: 1000 is below 65536: a file that small would be rotated every few "
+                          "lines (0: no rotation)"));
+  doc = withKey("log.max_bytes", "-1");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("log.max_bytes")) +
+                          ": log.max_bytes: -1 is out of range 0..1099511627776"));
+  doc = withKey("log.keep", "0");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre("gtpcp.yaml:" + std::to_string(doc.line.at("log.keep")) +
+                          ": log.keep: 0 is out of range 1..1000"));
+  doc = withKey("log.max_bytes", "\"1M\"");
+  EXPECT_THAT(lines(parse(doc.text).error()),
+              ElementsAre(HasSubstr("gtpcp.yaml:" + std::to_string(doc.line.at("log.max_bytes")) +
+                                    ": log.max_bytes: expected an integer")));
+}
+
 // -- types -------------------------------------------------------------------------
 
 TEST(InstanceConfig, ReportsTypeErrors) {
@@ -524,8 +596,8 @@ TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
       lines(r.error()),
       ElementsAre("gtpcp.yaml:1: grup: unknown key (did you mean \"group\"?)",
                   "gtpcp.yaml:4: gtpc.port: unknown key; expected one of: group, instance, group_size, instance_index, "
-                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, storage, watchdog, bgp, "
-                  "cpu",
+                  "run_dir, workers, routing, log, gtpc, overload, timers, rings, sessions, storage, watchdog, management, "
+                  "bgp, cpu",
                   "gtpcp.yaml:6: gtpc.acess: unknown key (did you mean \"access\"?)",
                   "gtpcp.yaml:10: gtpc.access.ipv5: unknown key (did you mean \"ipv4\"?)",
                   "gtpcp.yaml:13: gtpc.gateway.zzz: unknown key; expected one of: ipv4, ipv6",
@@ -534,6 +606,27 @@ TEST(InstanceConfig, ReportsUnknownKeysAtEveryLevel) {
                   "gtpcp.yaml:16: sessions.per_partitions: unknown key (did you mean "
                   "\"per_partition\"?)",
                   "gtpcp.yaml:17: storage.mod: unknown key (did you mean \"mode\"?)"));
+}
+
+TEST(InstanceConfig, ManagementListensOnLoopbackUnlessTold) {
+  const std::string base = "group: g1\nrouting: r.yaml\ngtpc: {access: {ipv4: 127.0.0.1}}\n";
+  auto defaults = parse(base);
+  ASSERT_TRUE(defaults) << defaults.error().toString();
+  EXPECT_THAT(defaults->management.listen, ElementsAre(InstanceConfig::Storage::Server{"127.0.0.1", 9123}));
+  auto two = parse(base + "management: {listen: [\"127.0.0.2:9200\", \"[::1]:9200\"]}\n");
+  ASSERT_TRUE(two) << two.error().toString();
+  EXPECT_THAT(two->management.listen, ElementsAre(InstanceConfig::Storage::Server{"127.0.0.2", 9200},
+                                                  InstanceConfig::Storage::Server{"::1", 9200}));
+  auto none = parse(base + "management: {listen: []}\n");
+  ASSERT_TRUE(none) << none.error().toString();
+  EXPECT_TRUE(none->management.listen.empty());
+  auto bad = parse(base + "management:\n  listen: [\"localhost:9123\"]\n");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(lines(bad.error()),
+              ElementsAre(HasSubstr("gtpcp.yaml:5: management.listen[0]: \"localhost:9123\" is not \"address:port\"")));
+  auto three = parse(base + "management:\n  listen: [\"127.0.0.1:1\", \"127.0.0.1:2\", \"127.0.0.1:3\"]\n");
+  ASSERT_FALSE(three);
+  EXPECT_THAT(lines(three.error()), ElementsAre(HasSubstr("gtpcp.yaml:5: management.listen")));
 }
 
 TEST(InstanceConfig, StorageServersMatchTheMode) {

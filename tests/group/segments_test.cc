@@ -77,10 +77,10 @@ TEST_F(SegmentsTest, ARingOfAnotherSizeIsRefusedNamingTheFix) {
 TEST(GroupSegments, EveryNameOfAGroupIsListedForItsStop) {
   const Paths paths("g", "/run/g", "a");
   const auto names = groupSegments(paths, 2);
-  EXPECT_EQ(names.size(), 7u + 2u * 8u);
+  EXPECT_EQ(names.size(), 8u + 2u * 8u);
   for (const std::string& n : {paths.forwarderSegment(), paths.gatewayTableSegment(), paths.persisterSegment(),
                                paths.watchdogSegment(), paths.controlSegment(), paths.bgpWatchdogSegment(),
-                               paths.bridgeSegment(), paths.workerDoorbell(1), paths.ring(1, RingKind::kRestore)})
+                               paths.bridgeSegment(), paths.consoleSegment(), paths.workerDoorbell(1), paths.ring(1, RingKind::kRestore)})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 

@@ -60,7 +60,7 @@ class LifecycleTest : public DataPathTest {
     return r.summary.contains("causes") ? r.summary["causes"].value(std::to_string(cause), 0ull) : 0;
   }
   bool allStopped(TestGroup& g) {
-    for (const std::string p : {"forwarder", "worker-0", "worker-1", "persister", "watchdog"})
+    for (const std::string p : {"forwarder", "worker-0", "worker-1", "persister", "console", "watchdog"})
       if (g.pidOf(p) != 0) return false;
     return true;
   }

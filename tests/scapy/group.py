@@ -61,6 +61,8 @@ class Group:
             text += "  gateway:\n" + _address_block("    ", gateway)
         # No Redis: scenarios run side by side, and check the relaying alone.
         text += "storage:\n  mode: off\n"
+        # gtpcp-console on the group's own loopback address, or none.
+        text += "management:\n  listen: [%s]\n" % ('"%s:9123"' % access["ipv4"] if "ipv4" in access else "")
         with open(self.config, "w") as f:
             f.write(text)
         r = ["version: 1", "pools:", "  internet:", "    gateways:"]

@@ -53,6 +53,10 @@ TestGroup::TestGroup(const GroupOptions& o)
     if (o.new_slots) y << "  new_slots: " << *o.new_slots << "\n";
   }
   y << "storage:\n" << o.storage_yaml;
+  // gtpcp-console on the group's own loopback address: groups of parallel
+  // tests never share a management port.
+  if (o.extra_yaml.find("management:") == std::string::npos)
+    y << "management:\n  listen: [\"" << testing::toString(address_) << ":" << kManagementPort << "\"]\n";
   y << o.extra_yaml;
   writeFile(config_, y.str());
 }
@@ -83,6 +87,10 @@ void TestGroup::stop() {
   started_ = false;
   const Output out = gtpcp({"stop"});
   launcher_output_ += "$ gtpcp stop\n" + out.text;
+}
+
+std::string TestGroup::managementUrl() const {
+  return "http://" + testing::toString(address_) + ":" + std::to_string(kManagementPort);
 }
 
 nlohmann::json TestGroup::status() {
@@ -139,7 +147,7 @@ std::string TestGroup::diagnostics() {
   }
   std::vector<std::string> logs{"forwarder"};
   for (unsigned w = 0; w < workers_; ++w) logs.push_back("worker-" + std::to_string(w));
-  for (const char* other : {"persister", "watchdog", "bgp-watchdog", "bgpd-bridge"}) {
+  for (const char* other : {"persister", "console", "watchdog", "bgp-watchdog", "bgpd-bridge"}) {
     if (std::ifstream(run_dir_ + "/" + other + ".log")) logs.push_back(other);
   }
   for (const auto& name : logs) {

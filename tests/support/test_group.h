@@ -41,6 +41,10 @@ struct GroupOptions {
 
 class TestGroup {
  public:
+  // gtpcp-console's port, on the group's access address (unless
+  // extra_yaml has a management section of its own).
+  static constexpr unsigned kManagementPort = 9123;
+
   // The proxy's address is options.address or a free 127.x.y.z; the group
   // name is unique. Writes gtpcp.yaml and routing.yaml; starts nothing.
   explicit TestGroup(const GroupOptions& options);
@@ -58,6 +62,8 @@ class TestGroup {
   // Runs the launcher with these arguments after "-c <config>".
   Output gtpcp(const std::vector<std::string>& args);
   nlohmann::json status();
+  // "http://127.x.y.z:9123": where the group's gtpcp-console listens.
+  std::string managementUrl() const;
   // A worker's or the forwarder's counter from `gtpcp status --json`, by its
   // full name ("forwarder.rejected_overload", "worker.sessions_created").
   uint64_t counter(const std::string& process, const std::string& name);

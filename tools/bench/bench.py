@@ -37,6 +37,11 @@ emulation) in modify-only mode, and prints:
     millisecond from the launch, --start-runs launches per series (median,
     min, max). --only-start runs this phase alone.
 
+  * metrics: a group of 2 workers and 10 gateways under load, its console's
+    /metrics scraped: time and bytes per scrape, and the data path's CPU per
+    transaction with a scrape every second against none, in turn, in one
+    run (bench_metrics.py). --only-metrics runs this phase alone.
+
   * --v1 (alone): GTPv1-C (Gn/Gp), the same load through gtpcp and through
     osmo-gtphub, their transactions per second and CPU per transaction
     (bench_v1.py).
@@ -60,6 +65,7 @@ import tempfile
 import threading
 import time
 
+import bench_metrics
 import bench_v1
 from bench_common import cpu_ns, log, terminate
 import start_probe as sp
@@ -84,6 +90,7 @@ class Group:
         with open(self.config, "w") as f:
             f.write(f"group: bench{os.getpid()}\nrun_dir: {work}/run\nworkers: {workers}\n"
                     f"routing: routing.yaml\nlog:\n  level: warn\ngtpc:\n  access:\n    ipv4: {PROXY}\n"
+                    f"management:\n  listen: [\"{PROXY}:9123\"]\n"
                     # Rings for the highest rates, or the defaults (the start phase: what an operator starts).
                     + ("rings:\n  priority_slots: 65536\n  new_slots: 16384\n" if big_rings else "") +
                     # The data path alone unless asked: persistence is measured on its own.
@@ -103,8 +110,11 @@ class Group:
             raise RuntimeError("gtpcp start failed:\n" + r.stdout + r.stderr)
         startup = r.stdout.strip().splitlines()[-1]
         status = json.loads(self.gtpcp("status", "--json").stdout)
-        # The proxy's own processes; the embedded redis-server is counted apart.
-        self.pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] not in ("redis", "watchdog")]
+        # The proxy's own processes; the embedded redis-server is counted apart,
+        # and the supervisor and the management process are not on the data path.
+        self.pids = [p["pid"] for p in status["processes"]
+                     if p["pid"] and p["name"] not in ("redis", "watchdog", "console")]
+        self.console_pid = next((p["pid"] for p in status["processes"] if p["name"] == "console"), None)
         self.redis_pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] == "redis"]
         self.persister_pids = [p["pid"] for p in status["processes"] if p["pid"] and p["name"] == "persister"]
         return startup
@@ -152,14 +162,15 @@ def cpu_stalls(bin_dir, seconds=3):
     return json.loads(r.stdout)
 
 
-def run_peer(bin_dir, rate, duration, subscribers, relay, work, target, direct=False):
+def run_peer(bin_dir, rate, duration, subscribers, relay, work, target, direct=False, pgw=PGW):
     """One modify-only run; returns (summary dict, CPU ns of `target` during it).
 
-    direct: the SGW sends straight to the PGW, no process between."""
+    direct: the SGW sends straight to the PGW, no process between. pgw: the
+    emulated PGWs, comma-separated."""
     out = os.path.join(work, "peer.json")
     if os.path.exists(out):
         os.remove(out)  # a failed run must not leave the previous run's figures to be read
-    args = [os.path.join(bin_dir, "gtpcp-peer"), "--proxy", PGW if direct else PROXY, "--sgw", ",".join(SGWS), "--pgw", PGW,
+    args = [os.path.join(bin_dir, "gtpcp-peer"), "--proxy", PGW if direct else PROXY, "--sgw", ",".join(SGWS), "--pgw", pgw,
             "--mode", "modify-only", "--subscribers", str(subscribers), "--rate", str(rate),
             "--setup-rate", "5000", "--duration", str(duration), "--t3-ms", "1000", "--n3", "1",
             "--json", out]
@@ -647,16 +658,16 @@ def modifies(summary):
     return summary["transactions"]["modify_bearer"]["completed"]
 
 
-def measure(bin_dir, target, rate, duration, subscribers, relay, work, setup_cost_ns):
-    summary, ns = run_peer(bin_dir, rate, duration, subscribers, relay, work, target)
+def measure(bin_dir, target, rate, duration, subscribers, relay, work, setup_cost_ns, pgw=PGW):
+    summary, ns = run_peer(bin_dir, rate, duration, subscribers, relay, work, target, pgw=pgw)
     n = modifies(summary)
     per_txn_us = (ns - setup_cost_ns) / n / 1000 if n else float("nan")
     return summary, per_txn_us
 
 
-def calibrate(bin_dir, target, subscribers, relay, work):
+def calibrate(bin_dir, target, subscribers, relay, work, pgw=PGW):
     """CPU of attaching and detaching `subscribers` with no modify window."""
-    summary, ns = run_peer(bin_dir, 1000, 0, subscribers, relay, work, target)
+    summary, ns = run_peer(bin_dir, 1000, 0, subscribers, relay, work, target, pgw=pgw)
     return ns
 
 
@@ -757,6 +768,12 @@ def main():
     ap.add_argument("--no-persistence", action="store_true")
     ap.add_argument("--only-start", action="store_true", help="the start phase alone")
     ap.add_argument("--no-start", action="store_true")
+    ap.add_argument("--no-metrics", action="store_true")
+    ap.add_argument("--only-metrics", action="store_true",
+                    help="the metrics phase alone: a scrape's time and size, and the data path's CPU per "
+                    "transaction with a scrape every second against none (at --rate-for-metrics)")
+    ap.add_argument("--rate-for-metrics", type=int, help="Modify Bearer rate of the metrics phase "
+                    "(default: half the highest error-free rate, or 10000 without one)")
     ap.add_argument("--start-runs", type=int, default=9, help="launches per series of the start phase (default 9)")
     ap.add_argument("--v1", action="store_true",
                     help="GTPv1-C alone: the same Gn/Gp load through gtpcp and through osmo-gtphub (bench_v1.py)")
@@ -776,7 +793,9 @@ def main():
             ap.error("--only-persistence needs --top")
         args.no_overload = args.no_codec = args.no_start = True
     if args.only_start:
-        args.no_overload = args.no_codec = args.no_persistence = True
+        args.no_overload = args.no_codec = args.no_persistence = args.no_metrics = True
+    if args.only_metrics:
+        args.no_overload = args.no_codec = args.no_persistence = args.no_start = True
     if args.start_runs < 1:
         ap.error("--start-runs must be at least 1")
     work = tempfile.mkdtemp(prefix="gtpcp-bench-")
@@ -784,6 +803,9 @@ def main():
         if args.only_start:
             log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), start phase alone")
             top, result = None, {}
+        elif args.only_metrics:
+            log(f"gtpcp bench: {os.cpu_count()} CPUs, metrics phase alone")
+            top, result = args.top, {}
         elif args.top is None:
             log(f"gtpcp bench: {os.cpu_count()} CPUs, group of {args.workers} worker(s), modify-only, "
                 f"{args.subscribers} subscribers, {args.duration:.0f} s per step")
@@ -801,8 +823,13 @@ def main():
             result["persistence"] = persistence(args.bin, work, top, args.duration, args.subscribers)
         if not args.no_start:
             result["start"] = start_phase(args.bin, work, args.start_runs, args.workers)
+        if not args.no_metrics:
+            log("")
+            rate = args.rate_for_metrics or (top // 2 if top else 10000)
+            result["metrics"] = bench_metrics.run(args.bin, os.path.join(work, "metrics"), sys.modules[__name__],
+                                                  rate, args.duration)
         path = os.path.join(ROOT, "build", "bench-datapath.json")
-        if (args.top is not None or args.only_start) and os.path.exists(path):
+        if (args.top is not None or args.only_start or args.only_metrics) and os.path.exists(path):
             # A run without the data path replaces only the figures it measured.
             with open(path) as f:
                 result = {**json.load(f), **result}

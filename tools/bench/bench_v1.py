@@ -78,6 +78,7 @@ class Gtpcp:
         with open(self.config, "w") as f:
             f.write(f"group: benchv1{os.getpid()}\nrun_dir: {work}/run\nworkers: 1\nrouting: routing.yaml\n"
                     f"log:\n  level: warn\ngtpc:\n  access:\n    ipv4: {PROXY}\n"
+                    f"management:\n  listen: [\"{PROXY}:9123\"]\n"
                     "rings:\n  priority_slots: 65536\n  new_slots: 16384\nstorage:\n  mode: off\n")
 
     def gtpcp(self, *args):

@@ -67,7 +67,9 @@ GroupFacts GroupObserver::observe(uint64_t mono_ns) {
   };
   std::optional<int> forwarder_pid;
   for (const group::ProcessSpec& spec : group_.processes()) {
-    if (spec.name == "bgp-watchdog" || spec.name == "bgpd-bridge") continue;
+    // The console serves the operator, not the peers: the route does not
+    // depend on it.
+    if (spec.name == "bgp-watchdog" || spec.name == "bgpd-bridge" || spec.name == "console") continue;
     const auto pid = group_.runningPid(spec.name);
     std::optional<ring::SharedSegment> holder;
     const auto* status = group::processStatusOf(spec.name, paths, holder);
