@@ -56,10 +56,34 @@ std::string_view levelName(spdlog::level::level_enum level) {
 
 // The message without trailing newlines, which would only end it with empty
 // continuation lines.
+// event() logs through a logger of this name, beside the process's own on
+// the same sinks, and puts after the message, per field, the separator, 'n'
+// (number) or 's' (string), the key, '=' and the value. Only that logger's
+// lines are read for fields, and event() takes the separator (ASCII US) out
+// of the message and the values: no byte a peer sent, logged anywhere, can
+// make a field.
+constexpr std::string_view kEventLogger = kEventLoggerName;
+constexpr char kFieldSeparator = '\x1f';
+std::shared_ptr<spdlog::logger> g_event_logger;
+
+bool carriesFields(const spdlog::details::log_msg& msg) {
+  return std::string_view(msg.logger_name.data(), msg.logger_name.size()) == kEventLogger;
+}
+
+// The message without its fields.
 std::string_view messageOf(const spdlog::details::log_msg& msg) {
   std::string_view text(msg.payload.data(), msg.payload.size());
+  if (carriesFields(msg)) text = text.substr(0, text.find(kFieldSeparator));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
   return text;
+}
+
+// The fields event() appended, as they are ("" when none).
+std::string_view fieldsOf(const spdlog::details::log_msg& msg) {
+  if (!carriesFields(msg)) return {};
+  const std::string_view text(msg.payload.data(), msg.payload.size());
+  const std::size_t at = text.find(kFieldSeparator);
+  return at == std::string_view::npos ? std::string_view() : text.substr(at);
 }
 
 // "2024-05-01T12:00:00.123456Z": RFC 3339, UTC, microseconds.
@@ -221,6 +245,23 @@ class JsonFormatter final : public spdlog::formatter {
     put(out, quoted_name_);
     fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"event\":", pid_);
     putJsonString(out, messageOf(msg));
+    std::string_view fields = fieldsOf(msg);
+    while (!fields.empty()) {
+      fields.remove_prefix(1);  // the separator
+      const std::size_t end = std::min(fields.find(kFieldSeparator), fields.size());
+      const std::string_view f = fields.substr(0, end);
+      fields.remove_prefix(end);
+      const std::size_t eq = f.find('=');
+      if (f.size() < 2 || eq == std::string_view::npos) continue;
+      out.push_back(',');
+      putJsonString(out, f.substr(1, eq - 1));
+      out.push_back(':');
+      if (f[0] == 'n') {
+        put(out, f.substr(eq + 1));
+      } else {
+        putJsonString(out, f.substr(eq + 1));
+      }
+    }
     put(out, "}\n");
   }
 
@@ -415,6 +456,7 @@ void init(const std::string& name, const Options& options) {
   logger->set_formatter(makeFormatter(options.format, options.output, name, static_cast<int>(::getpid())));
   logger->set_level(spdlog::level::from_str(options.level));
   logger->flush_on(spdlog::level::warn);
+  g_event_logger = logger->clone(std::string(kEventLogger));
   spdlog::set_default_logger(logger);
   // Each flush lets the log thread act on a SIGHUP that came while nothing
   // was logged (the file sink itself writes unbuffered).
@@ -428,7 +470,28 @@ void init(const std::string& name, std::string_view level, const std::string& fi
   init(name, options);
 }
 
-void shutdown() { spdlog::shutdown(); }
+void shutdown() {
+  g_event_logger.reset();
+  spdlog::shutdown();
+}
+
+void event(spdlog::level::level_enum level, std::string_view message, std::initializer_list<Field> fields) {
+  std::string text;
+  for (char c : message) text += c == kFieldSeparator ? ' ' : c;
+  // Before init() (a test, a tool): the message alone.
+  if (!g_event_logger) {
+    spdlog::log(level, spdlog::string_view_t(text.data(), text.size()));
+    return;
+  }
+  for (const Field& f : fields) {
+    text += kFieldSeparator;
+    text += f.number ? 'n' : 's';
+    text += f.key;
+    text += '=';
+    for (char c : f.value) text += c == kFieldSeparator ? ' ' : c;
+  }
+  g_event_logger->log(level, spdlog::string_view_t(text.data(), text.size()));
+}
 
 std::string maskDigits(std::string_view digits) {
   std::string out(digits);

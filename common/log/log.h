@@ -16,9 +16,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <spdlog/formatter.h>
 #include <spdlog/spdlog.h>
@@ -69,6 +71,32 @@ void requestReopen() noexcept;
 // it; tests format messages with it directly). `name` and `pid` are those
 // every line carries.
 std::unique_ptr<spdlog::formatter> makeFormatter(Format format, Output output, std::string_view name, int pid);
+
+// A key and its value, carried by an event (event() below) for the tools
+// that read JSON logs: what the message says in words, as fields.
+struct Field {
+  std::string_view key;  // a literal of the call site: [a-z_]+, not time, level, process, pid or event
+  std::string value;
+  bool number = false;   // an integer: a JSON number, not a string
+};
+
+template <class T>
+Field field(std::string_view key, const T& value) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return {key, std::to_string(value), true};
+  } else {
+    return {key, fmt::format("{}", value), false};
+  }
+}
+
+// The logger event() logs through (and the only one whose lines carry fields).
+inline constexpr std::string_view kEventLoggerName = "gtpcp.event";
+
+// Logs `message` at `level` with `fields`: in JSON each field is a member of
+// the event's object after "event"; the text format shows the message
+// alone, which says the same in words. Not for the per-datagram path (it
+// allocates).
+void event(spdlog::level::level_enum level, std::string_view message, std::initializer_list<Field> fields);
 
 // "001010123456789" -> "00101*********9" : enough to tell subscribers apart in
 // a ticket, not enough to identify one.

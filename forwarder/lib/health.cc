@@ -14,6 +14,7 @@
 #include "common/gtp/v2/builder.h"
 #include "common/gtp/v2/ies.h"
 #include "common/gtp/v2/message.h"
+#include "common/log/log.h"
 #include "common/time/clock.h"
 
 namespace gtpcp::forwarder {
@@ -79,8 +80,12 @@ uint64_t GatewayHealth::tick(uint64_t now_ns, ReplySink& out) noexcept {
           s.up.store(0, std::memory_order_relaxed);
           t.down_ns = now_ns;
           // A state change, at most once per health-check interval: not a per-datagram log.
-          spdlog::warn("gateway {} ({}) down: {} Echo Requests in a row unanswered; no new session goes to it",
-                       t.name, t.address.toString(), t.missed);
+          log::event(spdlog::level::warn,
+                     fmt::format("gateway {} ({}) down: {} Echo Requests in a row unanswered; no new session goes "
+                                 "to it",
+                                 t.name, t.address.toString(), t.missed),
+                     {{"gateway_event", "down"}, {"gateway", t.name}, log::field("address", t.address.toString()),
+                      log::field("misses", t.missed)});
         }
       }
       std::array<uint8_t, 32> buffer;
@@ -168,7 +173,11 @@ void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery,
     s.up.store(1, std::memory_order_relaxed);
     const double down_s = t.down_ns != 0 ? static_cast<double>(monotonicNs() - t.down_ns) / 1e9 : 0;
     t.down_ns = 0;
-    spdlog::info("gateway {} ({}) up again after {:.1f} s down: it answers Echo", t.name, t.address.toString(), down_s);
+    log::event(spdlog::level::info,
+               fmt::format("gateway {} ({}) up again after {:.1f} s down: it answers Echo", t.name,
+                           t.address.toString(), down_s),
+               {{"gateway_event", "up"}, {"gateway", t.name}, log::field("address", t.address.toString()),
+                log::field("down_ms", static_cast<uint64_t>(down_s * 1000))});
   }
   if (!recovery) return;  // alive, nothing learnt
   const uint32_t before = s.recovery.load(std::memory_order_relaxed);
@@ -178,9 +187,12 @@ void GatewayHealth::answered(std::size_t index, std::optional<uint8_t> recovery,
   // read the new Recovery value after seeing the count change.
   if (before != kRecoveryUnknown) {
     s.restarts.store(s.restarts.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    spdlog::warn("gateway {} ({}) restarted: Recovery {} -> {}; the workers remove its older sessions and tell their "
-                 "SGWs",
-                 t.name, t.address.toString(), before, *recovery);
+    log::event(spdlog::level::warn,
+               fmt::format("gateway {} ({}) restarted: Recovery {} -> {}; the workers remove its older sessions and "
+                           "tell their SGWs",
+                           t.name, t.address.toString(), before, *recovery),
+               {{"gateway_event", "restart"}, {"gateway", t.name}, log::field("address", t.address.toString()),
+                log::field("recovery_before", before), log::field("recovery", uint32_t{*recovery})});
   }
 }
 

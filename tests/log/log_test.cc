@@ -272,6 +272,55 @@ TEST(JsonFormat, ForTheJournalCarriesThePriorityAndNoTime) {
   EXPECT_EQ(j["pid"], 4242);
 }
 
+// An event's line as event() hands it to the sinks: its logger's name, the
+// message, then each field after ASCII US.
+std::string formattedEvent(Format format, std::string_view payload) {
+  spdlog::details::log_msg m(spdlog::string_view_t(kEventLoggerName.data(), kEventLoggerName.size()),
+                             spdlog::level::warn, spdlog::string_view_t(payload.data(), payload.size()));
+  m.time = spdlog::log_clock::time_point(std::chrono::microseconds(1714566896123456));
+  spdlog::memory_buf_t out;
+  makeFormatter(format, Output::kFile, "forwarder", 7)->format(m, out);
+  return std::string(out.data(), out.size());
+}
+
+TEST(EventFields, AreMembersOfTheJsonObjectAndLeftOutOfText) {
+  const std::string payload = "gateway pgw1 down\x1fsgateway_event=down\x1fsgateway=pgw1\x1fnmisses=3\x1fsnote=a \"b\"";
+  const auto j = nlohmann::json::parse(formattedEvent(Format::kJson, payload));
+  EXPECT_EQ(j["event"], "gateway pgw1 down");
+  EXPECT_EQ(j["gateway_event"], "down");
+  EXPECT_EQ(j["gateway"], "pgw1");
+  EXPECT_EQ(j["misses"], 3) << "a number, not a string";
+  EXPECT_EQ(j["note"], "a \"b\"");
+  EXPECT_EQ(j.size(), 9u) << j;
+  EXPECT_EQ(formattedEvent(Format::kText, payload), "2024-05-01T12:34:56.123456Z forwarder[7] warning: gateway pgw1 down\n");
+}
+
+TEST(EventFields, NoOtherLoggersLineIsReadForFields) {
+  // A peer's bytes in an ordinary line (the unit separator among them) stay
+  // the message: only event()'s logger carries fields.
+  const std::string text = "apn x\x1fsgateway=forged";
+  const auto j = nlohmann::json::parse(formatted(Format::kJson, Output::kFile, spdlog::level::info, text));
+  EXPECT_EQ(j["event"], text);
+  EXPECT_FALSE(j.contains("gateway")) << j;
+}
+
+TEST_F(LogTest, AnEventsFieldsReachTheFileAndAForgedSeparatorDoesNot) {
+  Options o;
+  o.format = Format::kJson;
+  o.file = dir_ + "/forwarder.log";
+  withStderrAt(dir_ + "/stderr.txt", [&] {
+    init("forwarder", o);
+    event(spdlog::level::info, "gateway a up\x1fsgateway=forged", {{"gateway", "a\x1fsx=y"}, field("down_ms", 1500)});
+    shutdown();
+  });
+  const std::string text = read(dir_ + "/forwarder.log");
+  const auto j = nlohmann::json::parse(text.substr(0, text.find('\n')));
+  EXPECT_EQ(j["event"], "gateway a up sgateway=forged") << "the separator taken out of the message";
+  EXPECT_EQ(j["gateway"], "a sx=y") << "and out of the values";
+  EXPECT_EQ(j["down_ms"], 1500);
+  EXPECT_FALSE(j.contains("x")) << j;
+}
+
 TEST(TextFormat, IndentsTheFurtherLinesOfAMessage) {
   const std::string line =
       formatted(Format::kText, Output::kFile, spdlog::level::err, "reload refused:\nfirst error\n\nthird\n");

@@ -76,9 +76,12 @@ bool Failover::failOver(TransactionShm& t, SessionShm& s) noexcept {
   transactions.keepRequest(t, bytes);
   engine_.counters().creations_failed_over.add();
   if (uint64_t held = 0; log_limit_.allow(engine_.now(), held)) {
-    spdlog::info("a creation failed over from gateway {} to {}{}",
-                 engine_.routing().gateway(t.tried[t.attempts - 2]).name, engine_.routing().gateway(*next).name,
-                 held != 0 ? fmt::format(" ({} more since the last such line)", held) : std::string());
+    const std::string& from = engine_.routing().gateway(t.tried[t.attempts - 2]).name;
+    const std::string& to = engine_.routing().gateway(*next).name;
+    log::event(spdlog::level::info,
+               fmt::format("a creation failed over from gateway {} to {}{}", from, to,
+                           held != 0 ? fmt::format(" ({} more since the last such line)", held) : std::string()),
+               {{"gateway_event", "failover"}, {"gateway", from}, {"to", to}, log::field("held_back", held)});
   }
   engine_.persist(s);
   if (failover.response_timeout_ms != 0) startTimer(t, engine_.now());

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/log/log.h"
 #include "common/time/clock.h"
 
 namespace gtpcp::worker {
@@ -111,8 +112,11 @@ void GatewayWatch::walkEnded() noexcept {
       const std::string& name = engine_.routing().gateway(r.gateway).name;
       if (names.find(name) == std::string::npos) names += (names.empty() ? "" : ", ") + name;
     }
-    spdlog::info("gateway restart of {}: {} sessions created before it removed here, each SGW or SGSN told",
-                 names, removed_in_walk_);
+    log::event(spdlog::level::info,
+               fmt::format("gateway restart of {}: {} sessions created before it removed here, each SGW or SGSN told",
+                           names, removed_in_walk_),
+               {{"gateway_event", "restart_cleaned"}, {"gateways", names},
+                log::field("sessions_removed", removed_in_walk_)});
   }
   restarts_.clear();
   completion_asked_ = false;

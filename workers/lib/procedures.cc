@@ -113,9 +113,11 @@ template <class V>
 void Procedures<V>::logNoGateway(uint16_t pool) noexcept {
   uint64_t held = 0;
   if (!no_gateway_log_.allow(engine_.now(), held)) return;
-  spdlog::info("a creation refused (No resources available): no gateway of pool {} is up{}",
-               engine_.routing().pool(pool).name,
-               held != 0 ? fmt::format(" ({} more since the last such line)", held) : std::string());
+  const std::string& name = engine_.routing().pool(pool).name;
+  log::event(spdlog::level::info,
+             fmt::format("a creation refused (No resources available): no gateway of pool {} is up{}", name,
+                         held != 0 ? fmt::format(" ({} more since the last such line)", held) : std::string()),
+             {{"gateway_event", "no_gateway"}, {"pool", name}, log::field("held_back", held)});
 }
 
 template <class V>
