@@ -331,8 +331,8 @@ constexpr KeyInfo kKeys[] = {
    .doc = "gtpcp-console, the management process: Prometheus metrics, health probes and the status API over HTTP."},
   {.path = "management.listen", .type = KeyType::kEndpointList, .min = 0, .max = 2,
    .default_value = "[\"127.0.0.1:9123\"]",
-   .doc = "Addresses and ports gtpcp-console listens on (\"address:port\", IPv6 as \"[address]:port\"), apart from "
-          "the GTP-C addresses; []: the group runs without it.",
+   .doc = "IPv4 addresses and ports gtpcp-console listens on (\"address:port\"), apart from the GTP-C addresses; "
+          "[]: the group runs without it.",
    .store = [](InstanceConfig& c, const KeyValue& v) { c.management.listen = v.endpoints; },
    .show = [](const InstanceConfig& c) { return showEndpoints(c.management.listen); }},
 
@@ -1021,6 +1021,17 @@ void crossCheck(InstanceConfig& c, const Found& found, Diagnostics& diag) {
     diag.error(entryLine(found, "log.max_bytes"), "log.max_bytes",
                std::to_string(c.log.max_bytes) + " is below " + std::to_string(kMinLogRotateBytes) +
                    ": a file that small would be rotated every few lines (0: no rotation)");
+
+  if (const auto listed = found.values.find("management.listen");
+      listed != found.values.end() && !diag.hasErrorAt("management.listen")) {
+    for (std::size_t i = 0; i < c.management.listen.size(); ++i) {
+      // The console's HTTP server (Debian's civetweb) is built without IPv6.
+      if (c.management.listen[i].address.find(':') != std::string::npos)
+        diag.error(itemLine(listed->second.value[i], listed->second.line), detail::indexKey("management.listen", i),
+                   "gtpcp-console listens on IPv4 addresses only; give an IPv4 address (127.0.0.1 for this host "
+                   "alone)");
+    }
+  }
 
   if (!diag.hasErrorAt("group_size") && !diag.hasErrorAt("instance_index") && c.instance_index >= c.group_size) {
     const std::string path = found.values.count("instance_index") != 0 ? "instance_index" : "group_size";

@@ -613,10 +613,15 @@ TEST(InstanceConfig, ManagementListensOnLoopbackUnlessTold) {
   auto defaults = parse(base);
   ASSERT_TRUE(defaults) << defaults.error().toString();
   EXPECT_THAT(defaults->management.listen, ElementsAre(InstanceConfig::Storage::Server{"127.0.0.1", 9123}));
-  auto two = parse(base + "management: {listen: [\"127.0.0.2:9200\", \"[::1]:9200\"]}\n");
+  auto two = parse(base + "management: {listen: [\"127.0.0.2:9200\", \"10.0.0.1:9200\"]}\n");
   ASSERT_TRUE(two) << two.error().toString();
   EXPECT_THAT(two->management.listen, ElementsAre(InstanceConfig::Storage::Server{"127.0.0.2", 9200},
-                                                  InstanceConfig::Storage::Server{"::1", 9200}));
+                                                  InstanceConfig::Storage::Server{"10.0.0.1", 9200}));
+  auto v6 = parse(base + "management:\n  listen:\n    - \"127.0.0.1:9123\"\n    - \"[::1]:9123\"\n");
+  ASSERT_FALSE(v6);
+  EXPECT_THAT(lines(v6.error()),
+              ElementsAre("gtpcp.yaml:7: management.listen[1]: gtpcp-console listens on IPv4 addresses only; give an "
+                          "IPv4 address (127.0.0.1 for this host alone)"));
   auto none = parse(base + "management: {listen: []}\n");
   ASSERT_TRUE(none) << none.error().toString();
   EXPECT_TRUE(none->management.listen.empty());
