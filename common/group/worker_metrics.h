@@ -100,6 +100,10 @@ struct WorkerMetricsShm {
   // Requests forwarded to a gateway and never answered (transactions that
   // expired pending), by version and request type.
   metrics::Counter requests_timed_out[kMetricVersions][256];
+  // Retransmitted requests (same peer, same sequence number, TS 29.274
+  // §7.6, TS 29.060 §7.2) by version and request type: index 0 sent on
+  // again while pending, 1 answered from the answer cache.
+  metrics::Counter retransmissions[kMetricVersions][256][2];
   // Gauge: sessions held now, by version (their sum is
   // worker.sessions_active).
   metrics::Counter sessions_by_version[kMetricVersions];

@@ -17,7 +17,7 @@
 namespace gtpcp::worker {
 
 // The layout version is its last character: bump it whenever the segment's layout changes.
-inline constexpr uint32_t kWorkerSegmentKind = 0x574b5244;  // "WKRD"
+inline constexpr uint32_t kWorkerSegmentKind = 0x574b5245;  // "WKRE"
 
 // The fixed part at the start of the segment. Geometry fields are written once
 // by the creator; a worker refuses to attach to a segment whose geometry

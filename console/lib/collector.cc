@@ -344,6 +344,21 @@ std::vector<MetricFamily> GroupCollector::Collect() const {
         out.counter("gtpcp_transactions_total", kHelp,
                     {{"version", versionLabel(v)}, {"procedure", procedure}, {"outcome", "timed_out"}},
                     double(timed_out));
+      uint64_t sent_on = 0, replayed = 0;
+      for (const auto* h : w) {
+        if (!h) continue;
+        sent_on += h->metrics.retransmissions[v][t][0].load();
+        replayed += h->metrics.retransmissions[v][t][1].load();
+      }
+      constexpr std::string_view kRetransmitted =
+          "retransmitted requests by procedure: sent on while pending, or answered from the answer cache";
+      if (sent_on)
+        out.counter("gtpcp_retransmissions_total", kRetransmitted,
+                    {{"version", versionLabel(v)}, {"procedure", procedure}, {"handling", "sent_on"}}, double(sent_on));
+      if (replayed)
+        out.counter("gtpcp_retransmissions_total", kRetransmitted,
+                    {{"version", versionLabel(v)}, {"procedure", procedure}, {"handling", "replayed"}},
+                    double(replayed));
     }
     uint64_t sessions = 0;
     for (const auto* h : w)

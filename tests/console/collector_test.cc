@@ -158,6 +158,8 @@ TEST_F(CollectorTest, CountersMessagesGatewaysAndHistogramsFromTheSegments) {
   w0.shm->metrics.answers[1][33][0].add(9);     // accepted Create Session Responses
   w0.shm->metrics.answers[1][33][1].add(1);
   w1.shm->metrics.requests_timed_out[1][34].add(2);  // Modify Bearer Requests
+  w1.shm->metrics.retransmissions[1][34][0].add(3);
+  w0.shm->metrics.retransmissions[1][34][1].add(1);
   w0.shm->metrics.refusal_causes[1][64].add(6);      // Context Not Found
   w0.shm->metrics.creation_causes[1][16].add(9);
   w0.shm->metrics.sessions_by_version[1].set(3);
@@ -202,6 +204,8 @@ TEST_F(CollectorTest, CountersMessagesGatewaysAndHistogramsFromTheSegments) {
   EXPECT_EQ(value(f, "gtpcp_transactions_total", {{"procedure", "create_session"}, {"outcome", "accepted"}}), 9);
   EXPECT_EQ(value(f, "gtpcp_transactions_total", {{"procedure", "create_session"}, {"outcome", "rejected"}}), 1);
   EXPECT_EQ(value(f, "gtpcp_transactions_total", {{"procedure", "modify_bearer"}, {"outcome", "timed_out"}}), 2);
+  EXPECT_EQ(value(f, "gtpcp_retransmissions_total", {{"procedure", "modify_bearer"}, {"handling", "sent_on"}}), 3);
+  EXPECT_EQ(value(f, "gtpcp_retransmissions_total", {{"procedure", "modify_bearer"}, {"handling", "replayed"}}), 1);
   EXPECT_EQ(value(f, "gtpcp_refusals_total", {{"cause", "context_not_found"}}), 6);
   EXPECT_EQ(value(f, "gtpcp_creation_causes_total", {{"cause", "request_accepted"}}), 9);
   EXPECT_EQ(value(f, "gtpcp_sessions", {{"version", "2"}}), 3);

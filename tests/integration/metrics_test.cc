@@ -170,7 +170,7 @@ Scrape parseScrape(const std::string& text) {
 // bucket bound, Prometheus's own).
 const std::set<std::string> kDocumentedLabels = {
     "version", "leg",   "type", "reason", "cause", "procedure", "outcome", "pool",    "gateway", "rule",
-    "hash",    "worker", "ring", "mode",  "persist", "primary", "result",  "process", "commit", "le"};
+    "hash",    "worker", "ring", "mode",  "persist", "address", "result",  "process", "commit", "handling", "le"};
 
 // What a bounded label never is: an IMSI (15 digits in a row, anywhere in the
 // value), a TEID (8 hex digits, or a number past what a small index is), an
@@ -544,6 +544,11 @@ TEST_F(MetricsTest, CreationsNoGatewayAnswersAreTimedOutTransactions) {
   // sent on to b while pending.
   EXPECT_EQ(m.count("gtpcp_transactions_retransmitted_total"), workers(s, "worker.requests_retransmitted"));
   EXPECT_GE(m.count("gtpcp_transactions_retransmitted_total"), peer_timeouts);
+  // By procedure: every one a creation, sent on.
+  EXPECT_EQ(m.count("gtpcp_retransmissions_total",
+                    {{"version", "2"}, {"procedure", "create_session"}, {"handling", "sent_on"}}),
+            workers(s, "worker.requests_retransmitted"));
+  EXPECT_EQ(m.count("gtpcp_retransmissions_total", {{"handling", "replayed"}}), 0u);
 }
 
 TEST_F(MetricsTest, RejectionsOfAPgwAreCountedByCause) {

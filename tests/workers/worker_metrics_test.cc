@@ -288,6 +288,8 @@ TEST_F(WorkerMetricsTest, AnswersFromTheCacheCarryTheRetransmissionsReceptionAnd
   EXPECT_EQ(sent(kAccess, MessageType::kCreateSessionResponse), 2u);
   EXPECT_EQ(received(kAccess, MessageType::kCreateSessionRequest), 2u);
   EXPECT_EQ(gateway("pgw3").creations_sent.load(), 1u) << "a retransmission answered here goes nowhere";
+  EXPECT_EQ(m().retransmissions[kV2][t(MessageType::kCreateSessionRequest)][1].load(), 1u) << "replayed";
+  EXPECT_EQ(m().retransmissions[kV2][t(MessageType::kCreateSessionRequest)][0].load(), 0u);
 
   // An accepted answer to no creation of this worker: the proxy asks its
   // gateway to delete the session, a request of its own while handling the

@@ -131,15 +131,16 @@ TransactionShm* Engine::open(const Arrival& from, uint32_t requester_sequence, u
   return t;
 }
 
-void Engine::replay(const TransactionShm& t, const Arrival& retransmission, Leg from) noexcept {
-  if (t.flags & kAnsweredElsewhere) return;
+bool Engine::replay(const TransactionShm& t, const Arrival& retransmission, Leg from) noexcept {
+  if (t.flags & kAnsweredElsewhere) return false;
   const auto answer = transactions_.answerOf(t);
   if (answer.empty()) {
     counters_.answers_lost.add();
-    return;
+    return false;
   }
   counters_.answers_replayed.add();
   send(from, retransmission.socket, retransmission.peer, answer);
+  return true;
 }
 
 void Engine::reply(TransactionShm& t, std::span<const uint8_t> bytes) noexcept {

@@ -122,8 +122,8 @@ class Engine {
                        const net::Address& destination) noexcept;
   // A retransmission of the request `t`, from `from`, answered: the answer
   // it got, again (nothing when another worker answers it, or the cache
-  // lost it).
-  void replay(const TransactionShm& t, const Arrival& retransmission, Leg from) noexcept;
+  // lost it); true when it was sent again.
+  bool replay(const TransactionShm& t, const Arrival& retransmission, Leg from) noexcept;
   // Sends the answer of `t` to its requester and keeps it for retransmissions.
   void reply(TransactionShm& t, std::span<const uint8_t> bytes) noexcept;
   // Closes `t`, which will get no answer worth relaying.

@@ -218,7 +218,8 @@ SessionShm* Procedures<V>::allocate(Context& c, uint16_t partition, uint16_t gat
 template <class V>
 void Procedures<V>::retransmitted(Context& c, TransactionShm& t) noexcept {
   if (t.state == kAnswered) {
-    engine_.replay(t, c.arrival, c.leg);
+    if (engine_.replay(t, c.arrival, c.leg))
+      engine_.metrics().retransmission(V::kVersion, c.message.header().message_type, true);
     return;
   }
   // Pending: the same translated request again, to the same gateway or SGW.
@@ -247,6 +248,7 @@ void Procedures<V>::retransmitted(Context& c, TransactionShm& t) noexcept {
   if (toward == Leg::kAccess) restoreApn(c, *session);
   V::patchSequenceNumber(c.message_bytes, static_cast<uint32_t>(t.response_key));
   counters_.requests_retransmitted.add();
+  engine_.metrics().retransmission(V::kVersion, c.message.header().message_type, false);
   engine_.send(toward, t.destination_socket, t.destination, self().outgoing(c, true));
 }
 

@@ -53,6 +53,11 @@ class WorkerMetrics {
   void relayed(uint8_t version, uint8_t type, std::optional<uint8_t> cause) noexcept {
     m_.answers[metricVersion(version)][type][cause && !causeAccepts(version, *cause) ? 1 : 0].add();
   }
+  // A retransmitted request of `type`, sent on while pending or answered
+  // from the cache.
+  void retransmission(uint8_t version, uint8_t type, bool replayed) noexcept {
+    m_.retransmissions[metricVersion(version)][type][replayed ? 1 : 0].add();
+  }
   // A request forwarded to a gateway whose transaction expired pending.
   void timedOut(uint8_t version, uint8_t type) noexcept { m_.requests_timed_out[metricVersion(version)][type].add(); }
   // A session created through rule `rule`.
