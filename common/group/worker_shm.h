@@ -37,8 +37,10 @@ struct WorkerShmHeader {
   uint64_t sessions_offset;
   uint64_t transactions_offset;
   uint64_t answers_offset;
-  // Writer: the worker. Bytes ever written to the answer cache.
-  uint64_t answer_head;
+  // Writer: the worker. Bytes ever written to the answer cache. WKH-H1: the
+  // worker stores it relaxed through std::atomic_ref, the metrics exporter
+  // loads it so; a statistic, it orders nothing.
+  alignas(8) uint64_t answer_head;
   // Writer: the worker. The next proxy sequence number counter; kept here so
   // a restarted worker does not reuse numbers of its predecessor's pending
   // transactions.

@@ -268,7 +268,19 @@ std::vector<MetricFamily> GroupCollector::Collect() const {
   std::vector<const worker::WorkerShmHeader*> w(workers, nullptr);
   for (uint32_t i = 0; i < workers; ++i) {
     w[i] = seg.workers[i].get(paths_.workerSegment(i), worker::kWorkerSegmentKind);
-    if (w[i]) exportTable(out, worker::kWorkerCounterInfo, &w[i]->counters, {{"worker", std::to_string(i)}});
+    if (!w[i]) continue;
+    const Labels labels{{"worker", std::to_string(i)}};
+    exportTable(out, worker::kWorkerCounterInfo, &w[i]->counters, labels);
+    // The answer cache is a ring of answer_bytes: an answer is there for
+    // retransmissions until that many bytes were written after it, so the
+    // size over the write rate is how long answers last.
+    out.gauge("gtpcp_answer_cache_bytes", "size of the worker's answer cache (sessions.answer_cache_bytes)", labels,
+              double(w[i]->answer_bytes));
+    out.counter("gtpcp_answer_cache_written_bytes_total", "bytes of answers written to the worker's answer cache",
+                labels,
+                // WKH-H1 (common/group/worker_shm.h): relaxed, a statistic.
+                double(std::atomic_ref<uint64_t>(const_cast<uint64_t&>(w[i]->answer_head))
+                           .load(std::memory_order_relaxed)));
   }
   const auto* per = seg.persister.get(paths_.persisterSegment(), persister::kPersisterSegmentKind);
   if (per) {

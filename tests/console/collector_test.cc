@@ -152,6 +152,8 @@ TEST_F(CollectorTest, CountersMessagesGatewaysAndHistogramsFromTheSegments) {
   w0.shm->counters.sessions_created.add(3);
   w1.shm->counters.sessions_created.add(4);
   w0.shm->counters.sessions_active.set(3);
+  w0.shm->answer_bytes = 1 << 20;
+  w0.shm->answer_head = 3 << 20;
   w0.shm->metrics.received[1][0][32].add(10);  // v2, access, Create Session Request
   w1.shm->metrics.received[1][0][32].add(5);
   w0.shm->metrics.sent[1][1][32].add(10);
@@ -210,6 +212,8 @@ TEST_F(CollectorTest, CountersMessagesGatewaysAndHistogramsFromTheSegments) {
   EXPECT_EQ(value(f, "gtpcp_creation_causes_total", {{"cause", "request_accepted"}}), 9);
   EXPECT_EQ(value(f, "gtpcp_sessions", {{"version", "2"}}), 3);
   EXPECT_EQ(value(f, "gtpcp_sessions", {{"version", "1"}}), 4);
+  EXPECT_EQ(value(f, "gtpcp_answer_cache_bytes", {{"worker", "0"}}), 1 << 20);
+  EXPECT_EQ(value(f, "gtpcp_answer_cache_written_bytes_total", {{"worker", "0"}}), 3 << 20);
   EXPECT_EQ(value(f, "gtpcp_ring_depth", {{"worker", "1"}, {"ring", "priority"}}), 5);
   EXPECT_EQ(value(f, "gtpcp_ring_high_water", {{"worker", "1"}, {"ring", "priority"}}), 40);
   EXPECT_EQ(value(f, "gtpcp_gateway_sessions", {{"pool", "internet"}, {"gateway", "pgw2"}}), 5);

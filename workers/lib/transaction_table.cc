@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <bit>
 #include <cstring>
 
@@ -181,7 +182,8 @@ std::optional<uint64_t> TransactionTable::store(std::span<const uint8_t> bytes) 
   if (offset + bytes.size() > m_.answer_bytes) position += m_.answer_bytes - offset;
   std::memcpy(m_.answers + position % m_.answer_bytes, bytes.data(), bytes.size());
   const uint64_t length = (bytes.size() + kAnswerAlign - 1) / kAnswerAlign * kAnswerAlign;
-  *m_.answer_head = position + length;
+  // WKH-H1: relaxed, for the metrics exporter (worker_shm.h).
+  std::atomic_ref<uint64_t>(*m_.answer_head).store(position + length, std::memory_order_relaxed);
   return position;
 }
 
