@@ -5,7 +5,8 @@
 # (config/routing.yaml: pool "internet" = pgw1 and pgw2 weighted 3:1, pool
 # "ims" = pgw3), drives it with gtpcp-peer as 2 SGWs and the 3 PGWs through
 # attach / modify / detach for a few thousand subscribers on two APNs, prints
-# a summary, and stops everything it started.
+# a summary and a few of its metrics from gtpcp-console, and stops everything it
+# started.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${GTPCP_BIN:-$ROOT/build/release/bin}"
@@ -75,6 +76,33 @@ EOF
 echo
 echo "== the proxy's own view (gtpcp status)"
 "$BIN/gtpcp" -c "$CONFIG" status | sed 's/^/  /'
+echo
+echo "== its metrics, as Prometheus scrapes them (http://127.0.0.1:9123/metrics; dashboards in deploy/grafana)"
+python3 - <<'EOF'
+import re, urllib.error, urllib.request
+def get(path):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:9123" + path, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+status, ready = get("/readyz")
+print(f"  /readyz       {status} {ready.strip().splitlines()[0]}")
+_, text = get("/metrics")
+series = [l for l in text.splitlines() if l and not l.startswith("#")]
+print(f"  /metrics      {len(series)} series, {len(text)} bytes; among them:")
+wanted = re.compile(r'^gtpcp_(transactions_total|gateway_creations_accepted_total|gateway_up|rule_sessions_total|sessions)\{')
+for l in series:
+    if wanted.match(l):
+        print("    " + l)
+count = next((float(l.rsplit(" ", 1)[1]) for l in series
+              if l.startswith('gtpcp_proxy_latency_seconds_count{version="2"}')), 0)
+for l in series:
+    m = re.match(r'^gtpcp_proxy_latency_seconds_bucket\{version="2",le="([^"]+)"\} (\S+)$', l)
+    if count and m and m.group(1) != "+Inf" and float(m.group(2)) >= 0.99 * count:
+        print(f"  proxy-added latency, GTPv2: 99% of {int(count)} messages under {float(m.group(1)) * 1e3:g} ms")
+        break
+EOF
 echo
 echo "== stopping"
 "$BIN/gtpcp" -c "$CONFIG" stop | sed 's/^/  /'
