@@ -2,6 +2,9 @@
 
 #include <signal.h>
 
+#include <chrono>
+#include <thread>
+
 namespace gtpcp::launcher {
 
 namespace {
@@ -19,10 +22,23 @@ Context connectTo(const std::string& host, int port) {
 
 std::string where(const std::string& host, int port) { return host + ":" + std::to_string(port); }
 
+// Errors of a storage in the middle of a failover (a Cluster electing a
+// replica, a node loading its data): asked again until kTransientWait ran
+// out, as the persister does, so that a start during a failover waits for
+// it rather than failing at once.
+constexpr auto kTransientWait = std::chrono::seconds(5);
+constexpr auto kTransientPause = std::chrono::milliseconds(100);
+bool transient(const std::string& error) {
+  for (const char* prefix : {"CLUSTERDOWN", "TRYAGAIN", "LOADING"})
+    if (error.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 tl::expected<RedisReply, std::string> RedisReader::runAt(Endpoint at, const std::vector<std::string>& argv,
                                                           bool follow) {
+  const auto deadline = std::chrono::steady_clock::now() + kTransientWait;
   for (int hop = 0; hop < 4; ++hop) {
     Context ctx = connectTo(at.first, at.second);
     if (!ctx || ctx->err) return tl::unexpected("cannot reach Redis at " + where(at.first, at.second));
@@ -42,6 +58,11 @@ tl::expected<RedisReply, std::string> RedisReader::runAt(Endpoint at, const std:
       if (follow && (e.rfind("MOVED ", 0) == 0 || e.rfind("ASK ", 0) == 0)) {
         const std::string to = e.substr(e.rfind(' ') + 1);
         at = Endpoint{to.substr(0, to.rfind(':')), std::stoi(to.substr(to.rfind(':') + 1))};
+        continue;
+      }
+      if (transient(e) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(kTransientPause);
+        --hop;  // not a redirection
         continue;
       }
       return tl::unexpected("Redis at " + where(at.first, at.second) + ": " + e);
