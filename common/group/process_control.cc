@@ -264,15 +264,21 @@ bool ProcessControl::terminate(const std::string& name, int timeout_ms, std::ost
     std::remove(paths_.pidFile(name).c_str());
     return true;
   }
-  kill(*pid, SIGTERM);
-  const uint64_t deadline = monotonicNs() + uint64_t(timeout_ms) * 1'000'000;
-  while (processAlive(*pid) && monotonicNs() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return terminateChild(name, *pid, timeout_ms, out);
+}
+
+bool ProcessControl::terminateChild(const std::string& name, int pid, int timeout_ms, std::ostream& out) {
   bool clean = true;
-  if (processAlive(*pid)) {
-    out << name << ": pid " << *pid << " ignored SIGTERM for " << timeout_ms << " ms, killed\n";
-    kill(*pid, SIGKILL);
-    while (processAlive(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    clean = false;
+  if (processAlive(pid)) {
+    kill(pid, SIGTERM);
+    const uint64_t deadline = monotonicNs() + uint64_t(timeout_ms) * 1'000'000;
+    while (processAlive(pid) && monotonicNs() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (processAlive(pid)) {
+      out << name << ": pid " << pid << " ignored SIGTERM for " << timeout_ms << " ms, killed\n";
+      kill(pid, SIGKILL);
+      while (processAlive(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      clean = false;
+    }
   }
   std::remove(paths_.pidFile(name).c_str());
   return clean;

@@ -73,6 +73,11 @@ class ProcessControl {
   // SIGTERM to one process, SIGKILL after `timeout_ms`; false when it had to
   // be killed. (SIGTERM to the watchdog drains and stops the whole group.)
   bool terminate(const std::string& name, int timeout_ms, std::ostream& out);
+  // The same for `pid`, a child this process spawn()ed and has not reaped:
+  // signalled whatever its command line says, since a child forked moments
+  // ago may not have become its program yet (runningPid() would not know
+  // it) and its pid cannot have been given to another process meanwhile.
+  bool terminateChild(const std::string& name, int pid, int timeout_ms, std::ostream& out);
   // Waits until `name` serves as pid `pid` with more than `starts_before`
   // starts (the watchdog restarting itself keeps its pid).
   bool waitServing(const std::string& name, int pid, int timeout_ms, std::ostream& out,

@@ -85,7 +85,10 @@ bool Group::start(std::ostream& out, int timeout_ms) {
   }
   const double ms = double(monotonicNs() - t0) / 1e6;
   if (!ok) {
-    for (const auto& [spec, pid] : started) processes_.terminate(spec.name, 2000, out);
+    // By the pids spawn() gave: a worker forked a moment ago (the Recovery
+    // could not be settled right after) may not run its program yet, and
+    // would escape a stop by name.
+    for (const auto& [spec, pid] : started) processes_.terminateChild(spec.name, pid, 2000, out);
     out << "group " << config_.group << " did not start\n";
     return false;
   }

@@ -12,6 +12,9 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -908,6 +911,20 @@ TEST_F(PersistenceTest, APgwRestartAfterATakeoverTellsTheSgwOfTheSessionsHeldOnl
   b.stop();
 }
 
+// Processes whose command line names `config` (a group's gtpcp.yaml): what a
+// start that failed must not leave behind.
+std::vector<int> processesOf(const std::string& config) {
+  std::vector<int> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(config) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
 TEST_F(PersistenceTest, ASecondInstanceWithARunningInstancesShareDoesNotStart) {
   const testing::GroupOptions oa = instanceA(1);
   TestGroup& a = startGroup(oa);
@@ -919,10 +936,14 @@ TEST_F(PersistenceTest, ASecondInstanceWithARunningInstancesShareDoesNotStart) {
   EXPECT_FALSE(b.start());
   EXPECT_THAT(b.diagnostics(), ::testing::HasSubstr("instance_index: instance a of group " + a.group() +
                                                     " runs with instance_index/group_size 0/2, this one has 0/2"));
+  // The workers it started before the storage said no are gone again, even
+  // one forked a moment before and not yet its program.
+  EXPECT_THAT(processesOf(b.configPath()), ::testing::IsEmpty());
   b.stop();
   TestGroup c(instanceB(oa, a.group(), "group_size: 1\n"));
   EXPECT_FALSE(c.start());
   EXPECT_THAT(c.diagnostics(), ::testing::HasSubstr("instance_index: instance a"));
+  EXPECT_THAT(processesOf(c.configPath()), ::testing::IsEmpty());
   c.stop();
 }
 
